@@ -1,0 +1,65 @@
+// A Schedule is what one rank does for one collective, as plain data: a list of steps, each
+// moving or combining a contiguous range of elements. Algorithms build schedules and do no
+// I/O; the Executor runs them over whatever connections the communicator has.
+//
+// Execution model (the executor and the verifier both follow it):
+// - Steps run concurrently, limited only by their dependencies and by channel order.
+// - Channel order: messages between two ranks arrive in the order they were sent, so a rank's
+//   Send steps to peer q are served in list order, and so are its Recv steps from peer p. The
+//   peer lists the matching steps in the same order.
+// - Data moves in chunks of a fixed number of elements (the transport's message size), so a
+//   step of `count` elements is ceil(count / chunk) messages, identically on both ends.
+// - A dependency on a step of the same count is chunkwise: chunk i may start once chunk i of
+//   the dependency is done, which is what pipelines a ring. A dependency on a step of another
+//   count waits for all of it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace chorus {
+
+enum class BufferId : uint8_t { Input, Output, Scratch };
+
+struct BufRef {
+  BufferId buf = BufferId::Input;
+  uint64_t offset = 0;  // in elements
+};
+
+enum class StepKind : uint8_t {
+  Send,        // send src[0, count) to peer
+  Recv,        // receive count elements from peer into dst
+  RecvReduce,  // dst = src (op) received, elementwise
+  Copy,        // dst = src (skipped when they are the same memory)
+};
+
+struct Step {
+  static constexpr int kMaxDeps = 2;
+  StepKind kind = StepKind::Copy;
+  int peer = -1;
+  BufRef src;
+  BufRef dst;
+  uint64_t count = 0;
+  int deps[kMaxDeps] = {-1, -1};  // indices of earlier steps of the same schedule
+};
+
+struct Schedule {
+  std::vector<Step> steps;
+  uint64_t scratchElems = 0;  // the Scratch buffer this schedule needs, in elements
+  const char* algorithm = "";
+
+  int send(int peer, BufRef src, uint64_t count, int dep0 = -1, int dep1 = -1);
+  int recv(int peer, BufRef dst, uint64_t count, int dep0 = -1, int dep1 = -1);
+  int recvReduce(int peer, BufRef local, BufRef dst, uint64_t count, int dep0 = -1,
+                 int dep1 = -1);
+  int copy(BufRef src, BufRef dst, uint64_t count, int dep0 = -1, int dep1 = -1);
+  std::string toString() const;  // one line per step, for traces and test failures
+};
+
+inline BufRef input(uint64_t off = 0) { return {BufferId::Input, off}; }
+inline BufRef output(uint64_t off = 0) { return {BufferId::Output, off}; }
+inline BufRef scratch(uint64_t off = 0) { return {BufferId::Scratch, off}; }
+
+}  // namespace chorus

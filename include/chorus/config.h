@@ -1,0 +1,26 @@
+// Per-communicator settings. Read from the environment once, when a communicator is made
+// (Config::fromEnvironment), or filled in by the caller; never consulted as process globals.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "chorus/status.h"
+
+namespace chorus {
+
+struct Config {
+  double timeoutSec = 300;          // CHORUS_TIMEOUT: bound on every wait, init included
+  size_t shmSlotBytes = 128 << 10;  // CHORUS_SHM_SLOT_BYTES: message (chunk) size on shm
+  int shmSlots = 8;                 // CHORUS_SHM_SLOTS: messages in flight per pair
+  int64_t spinNs = 50000;           // CHORUS_SPIN_NS: busy-wait before sleeping
+  std::string hostId;               // CHORUS_HOSTID: overrides hostname + boot id
+
+  // Starts from the defaults above and applies whatever CHORUS_* variables are set. A
+  // malformed value is an InvalidArgument naming the variable.
+  static Status fromEnvironment(Config* out);
+  Status validate() const;
+};
+
+}  // namespace chorus

@@ -1,0 +1,273 @@
+// The collective entry points: argument checks, then one path (Impl::run) for every call.
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+
+#include "common/log.h"
+#include "algorithms/algorithms.h"
+#include "core/comm_impl.h"
+
+namespace chorus {
+
+void* ScratchBuffer::get(size_t bytes) {
+  if (bytes <= capacity_) return data_;
+  free(data_);
+  capacity_ = (bytes + 63) & ~size_t(63);
+  data_ = aligned_alloc(64, capacity_);
+  if (!data_) capacity_ = 0;
+  return data_;
+}
+
+void Communicator::Impl::fail(const Status& st) {
+  {
+    std::lock_guard<std::mutex> g(errorMu);
+    if (!error.ok()) return;
+    error = st;
+  }
+  failed.store(true, std::memory_order_release);
+  if (shm) shm->wake();
+  LOG_WARN(kLogInit, "rank %d: communicator failed: %s", rank, st.toString().c_str());
+}
+
+Status Communicator::Impl::currentError() const {
+  std::lock_guard<std::mutex> g(errorMu);
+  return error;
+}
+
+const Plan& Communicator::Impl::planFor(const OpDesc& d) {
+  auto it = plans.find(d);
+  if (it == plans.end()) it = plans.emplace(d, Plan::make(buildSchedule(d, rank, size))).first;
+  return it->second;
+}
+
+namespace {
+// Elements of the send buffer that a call reads.
+uint64_t inputElems(const OpDesc& d, int size) {
+  switch (d.coll) {
+    case Collective::ReduceScatter:
+    case Collective::AllToAll:
+    case Collective::Scatter: return d.count * size;
+    default: return d.count;
+  }
+}
+}  // namespace
+
+Status Communicator::Impl::run(const OpDesc& d, const void* in, void* out,
+                               const void* premulScalar) {
+  if (failed.load(std::memory_order_acquire))
+    return currentError().withContext("rank " + std::to_string(rank) + ": " + d.toString() +
+                                      " refused, the communicator failed earlier");
+  const Plan& plan = planFor(d);
+  const size_t esize = dataTypeSize(d.dtype);
+  ExecBuffers bufs{in, out, nullptr};
+  if (plan.schedule.scratchElems) {
+    bufs.scratch = scratch.get(plan.schedule.scratchElems * esize);
+    if (!bufs.scratch) return Status::SystemError("out of memory for scratch space");
+  }
+  const uint64_t nIn = inputElems(d, size);
+  const CpuReducer& reducer = CpuReducer::get();
+  RedOp op = d.op;
+  if (op == RedOp::PreMulSum || (d.coll == Collective::AllToAll && in == out && nIn)) {
+    // Stage the input: premultiplied, or copied aside so an in-place alltoall can overwrite.
+    void* stage = staging.get(nIn * esize);
+    if (!stage) return Status::SystemError("out of memory for the staging buffer");
+    if (op == RedOp::PreMulSum)
+      reducer.scale(d.dtype, stage, in, nIn, premulScalar);
+    else
+      memcpy(stage, in, nIn * esize);
+    bufs.input = stage;
+  }
+  if (op == RedOp::Avg || op == RedOp::PreMulSum) op = RedOp::Sum;
+
+  const bool collective = d.coll != Collective::Send && d.coll != Collective::Recv;
+  const uint32_t seq = collective ? opSeq++ : 0;
+  Status st = executor->run(plan, d, seq, op, bufs, Deadline::after(config.timeoutSec));
+  if (!st.ok()) {
+    bool fromPeer = failed.load();
+    fail(st);
+    if (!fromPeer) bootstrap->reportError(st);  // so the others stop waiting for us
+    return st.withContext("rank " + std::to_string(rank) + ": " + d.toString());
+  }
+  if (d.op == RedOp::Avg) {
+    bool hasResult = d.coll != Collective::Reduce || rank == d.root;
+    if (hasResult) reducer.divide(d.dtype, out, out, d.count, uint64_t(size));
+  }
+  return Status::Ok();
+}
+
+namespace {
+
+// Shared argument checks; `what` names the call for the message.
+class Check {
+ public:
+  Check(const Communicator::Impl& c, const char* what) : c_(c), what_(what) {}
+
+  Status type(DataType t) const {
+    if (!isValidDataType(int(t)))
+      return bad("unknown data type " + std::to_string(int(t)));
+    return Status::Ok();
+  }
+  Status op(Reduction r, DataType t) const {
+    if (!isValidRedOp(int(r.op))) return bad("unknown reduction op " + std::to_string(int(r.op)));
+    if (r.op == RedOp::PreMulSum && !r.scalar)
+      return bad("PreMulSum needs a scalar (Reduction{RedOp::PreMulSum, &scalar})");
+    (void)t;
+    return Status::Ok();
+  }
+  Status buffer(const void* p, uint64_t elems, DataType t, const char* name) const {
+    if (elems && !p) return bad(std::string(name) + " is null but count is " + std::to_string(elems));
+    if (elems > std::numeric_limits<uint64_t>::max() / 8 / uint64_t(c_.size) ||
+        elems * dataTypeSize(t) > (uint64_t(1) << 48))
+      return bad("count " + std::to_string(elems) + " is too large");
+    return Status::Ok();
+  }
+  Status rank(int r, const char* name) const {
+    if (r < 0 || r >= c_.size)
+      return bad(std::string(name) + " " + std::to_string(r) + " is outside [0, " +
+                 std::to_string(c_.size) + ")");
+    return Status::Ok();
+  }
+  Status bad(const std::string& m) const {
+    return Status::InvalidArgument(std::string(what_) + " on rank " + std::to_string(c_.rank) +
+                                   ": " + m);
+  }
+
+ private:
+  const Communicator::Impl& c_;
+  const char* what_;
+};
+
+OpDesc desc(Collective c, size_t count, DataType t, RedOp op, int root, bool inPlace) {
+  OpDesc d;
+  d.coll = c;
+  d.count = count;
+  d.dtype = t;
+  d.op = op;
+  d.root = root;
+  d.inPlace = inPlace;
+  return d;
+}
+
+}  // namespace
+
+int Communicator::rank() const { return impl_->rank; }
+int Communicator::size() const { return impl_->size; }
+
+Status Communicator::allReduce(const void* send, void* recv, size_t count, DataType t,
+                               Reduction r) {
+  Check c(*impl_, "allreduce");
+  CHORUS_RETURN_IF_ERROR(c.type(t));
+  CHORUS_RETURN_IF_ERROR(c.op(r, t));
+  CHORUS_RETURN_IF_ERROR(c.buffer(send, count, t, "send buffer"));
+  CHORUS_RETURN_IF_ERROR(c.buffer(recv, count, t, "recv buffer"));
+  return impl_->run(desc(Collective::AllReduce, count, t, r.op, -1, send == recv), send, recv,
+                    r.scalar);
+}
+
+Status Communicator::reduceScatter(const void* send, void* recv, size_t recvCount, DataType t,
+                                   Reduction r) {
+  Check c(*impl_, "reduce_scatter");
+  CHORUS_RETURN_IF_ERROR(c.type(t));
+  CHORUS_RETURN_IF_ERROR(c.op(r, t));
+  CHORUS_RETURN_IF_ERROR(c.buffer(send, recvCount * size(), t, "send buffer"));
+  CHORUS_RETURN_IF_ERROR(c.buffer(recv, recvCount, t, "recv buffer"));
+  bool inPlace = static_cast<const char*>(send) + rank() * recvCount * dataTypeSize(t) == recv;
+  return impl_->run(desc(Collective::ReduceScatter, recvCount, t, r.op, -1, inPlace), send, recv,
+                    r.scalar);
+}
+
+Status Communicator::allGather(const void* send, void* recv, size_t sendCount, DataType t) {
+  Check c(*impl_, "allgather");
+  CHORUS_RETURN_IF_ERROR(c.type(t));
+  CHORUS_RETURN_IF_ERROR(c.buffer(send, sendCount, t, "send buffer"));
+  CHORUS_RETURN_IF_ERROR(c.buffer(recv, sendCount * size(), t, "recv buffer"));
+  bool inPlace = static_cast<const char*>(recv) + rank() * sendCount * dataTypeSize(t) == send;
+  return impl_->run(desc(Collective::AllGather, sendCount, t, RedOp::Sum, -1, inPlace), send,
+                    recv, nullptr);
+}
+
+Status Communicator::broadcast(const void* send, void* recv, size_t count, DataType t, int root) {
+  Check c(*impl_, "broadcast");
+  CHORUS_RETURN_IF_ERROR(c.type(t));
+  CHORUS_RETURN_IF_ERROR(c.rank(root, "root"));
+  if (rank() == root) CHORUS_RETURN_IF_ERROR(c.buffer(send, count, t, "send buffer"));
+  CHORUS_RETURN_IF_ERROR(c.buffer(recv, count, t, "recv buffer"));
+  return impl_->run(desc(Collective::Broadcast, count, t, RedOp::Sum, root, send == recv), send,
+                    recv, nullptr);
+}
+
+Status Communicator::reduce(const void* send, void* recv, size_t count, DataType t, Reduction r,
+                            int root) {
+  Check c(*impl_, "reduce");
+  CHORUS_RETURN_IF_ERROR(c.type(t));
+  CHORUS_RETURN_IF_ERROR(c.op(r, t));
+  CHORUS_RETURN_IF_ERROR(c.rank(root, "root"));
+  CHORUS_RETURN_IF_ERROR(c.buffer(send, count, t, "send buffer"));
+  if (rank() == root) CHORUS_RETURN_IF_ERROR(c.buffer(recv, count, t, "recv buffer"));
+  return impl_->run(desc(Collective::Reduce, count, t, r.op, root, send == recv), send, recv,
+                    r.scalar);
+}
+
+Status Communicator::allToAll(const void* send, void* recv, size_t countPerPeer, DataType t) {
+  Check c(*impl_, "alltoall");
+  CHORUS_RETURN_IF_ERROR(c.type(t));
+  CHORUS_RETURN_IF_ERROR(c.buffer(send, countPerPeer * size(), t, "send buffer"));
+  CHORUS_RETURN_IF_ERROR(c.buffer(recv, countPerPeer * size(), t, "recv buffer"));
+  return impl_->run(desc(Collective::AllToAll, countPerPeer, t, RedOp::Sum, -1, send == recv),
+                    send, recv, nullptr);
+}
+
+Status Communicator::gather(const void* send, void* recv, size_t sendCount, DataType t, int root) {
+  Check c(*impl_, "gather");
+  CHORUS_RETURN_IF_ERROR(c.type(t));
+  CHORUS_RETURN_IF_ERROR(c.rank(root, "root"));
+  CHORUS_RETURN_IF_ERROR(c.buffer(send, sendCount, t, "send buffer"));
+  if (rank() == root) CHORUS_RETURN_IF_ERROR(c.buffer(recv, sendCount * size(), t, "recv buffer"));
+  return impl_->run(desc(Collective::Gather, sendCount, t, RedOp::Sum, root, false), send, recv,
+                    nullptr);
+}
+
+Status Communicator::scatter(const void* send, void* recv, size_t recvCount, DataType t,
+                             int root) {
+  Check c(*impl_, "scatter");
+  CHORUS_RETURN_IF_ERROR(c.type(t));
+  CHORUS_RETURN_IF_ERROR(c.rank(root, "root"));
+  if (rank() == root) CHORUS_RETURN_IF_ERROR(c.buffer(send, recvCount * size(), t, "send buffer"));
+  CHORUS_RETURN_IF_ERROR(c.buffer(recv, recvCount, t, "recv buffer"));
+  return impl_->run(desc(Collective::Scatter, recvCount, t, RedOp::Sum, root, false), send, recv,
+                    nullptr);
+}
+
+Status Communicator::send(const void* buf, size_t count, DataType t, int peer) {
+  Check c(*impl_, "send");
+  CHORUS_RETURN_IF_ERROR(c.type(t));
+  CHORUS_RETURN_IF_ERROR(c.rank(peer, "peer"));
+  if (peer == rank()) return c.bad("a blocking send to this rank itself would never complete");
+  CHORUS_RETURN_IF_ERROR(c.buffer(buf, count, t, "buffer"));
+  return impl_->run(desc(Collective::Send, count, t, RedOp::Sum, peer, false), buf, nullptr,
+                    nullptr);
+}
+
+Status Communicator::recv(void* buf, size_t count, DataType t, int peer) {
+  Check c(*impl_, "recv");
+  CHORUS_RETURN_IF_ERROR(c.type(t));
+  CHORUS_RETURN_IF_ERROR(c.rank(peer, "peer"));
+  if (peer == rank()) return c.bad("a blocking recv from this rank itself would never complete");
+  CHORUS_RETURN_IF_ERROR(c.buffer(buf, count, t, "buffer"));
+  return impl_->run(desc(Collective::Recv, count, t, RedOp::Sum, peer, false), nullptr, buf,
+                    nullptr);
+}
+
+Status Communicator::barrier() {
+  return impl_->run(desc(Collective::Barrier, 1, DataType::Uint8, RedOp::Sum, -1, false), nullptr,
+                    nullptr, nullptr);
+}
+
+void Communicator::abort() {
+  impl_->fail(Status::Aborted("communicator aborted by the application on rank " +
+                              std::to_string(impl_->rank)));
+}
+
+Status Communicator::asyncError() const { return impl_->currentError(); }
+
+}  // namespace chorus

@@ -1,0 +1,35 @@
+#include "chorus/config.h"
+
+#include "common/env.h"
+
+namespace chorus {
+
+Status Config::fromEnvironment(Config* out) {
+  Config c;
+  std::string err;
+  if (auto v = envDouble("CHORUS_TIMEOUT", &err)) c.timeoutSec = *v;
+  if (auto v = envBytes("CHORUS_SHM_SLOT_BYTES", &err)) c.shmSlotBytes = size_t(*v);
+  if (auto v = envInt("CHORUS_SHM_SLOTS", &err)) c.shmSlots = int(*v);
+  if (auto v = envInt("CHORUS_SPIN_NS", &err)) c.spinNs = *v;
+  if (auto v = envString("CHORUS_HOSTID")) c.hostId = *v;
+  if (!err.empty()) return Status::InvalidArgument("configuration: " + err);
+  CHORUS_RETURN_IF_ERROR(c.validate());
+  *out = c;
+  return Status::Ok();
+}
+
+Status Config::validate() const {
+  if (!(timeoutSec > 0))
+    return Status::InvalidArgument("configuration: timeout must be > 0 seconds (CHORUS_TIMEOUT)");
+  if (shmSlotBytes < 64 || shmSlotBytes % 64 || shmSlotBytes > (size_t(1) << 30))
+    return Status::InvalidArgument(
+        "configuration: shm slot size must be a multiple of 64 between 64 B and 1 GiB "
+        "(CHORUS_SHM_SLOT_BYTES=" + std::to_string(shmSlotBytes) + ")");
+  if (shmSlots < 1 || shmSlots > 1024)
+    return Status::InvalidArgument("configuration: CHORUS_SHM_SLOTS must be 1..1024, not " +
+                                   std::to_string(shmSlots));
+  if (spinNs < 0) return Status::InvalidArgument("configuration: CHORUS_SPIN_NS must be >= 0");
+  return Status::Ok();
+}
+
+}  // namespace chorus

@@ -1,0 +1,203 @@
+// Failures must turn into clear errors on every surviving rank, fast, and never into a hang:
+// a SIGKILLed rank, a rank that never shows up (timeout), abort() from another thread,
+// mismatched calls, bad arguments. Also: nothing is left behind in /dev/shm.
+#include <dirent.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <thread>
+#include <vector>
+
+#include "common/clock.h"
+#include "harness/multirank.h"
+
+namespace chorus::test {
+namespace {
+
+// Counters shared between the test and its forked ranks.
+struct Shared {
+  std::atomic<int> ready;
+  std::atomic<int64_t> errorAtNs[16];
+};
+
+Shared* mapShared() {
+  void* p = mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  return new (p) Shared{};
+}
+
+std::vector<std::string> chorusShmFiles() {
+  std::vector<std::string> out;
+  if (DIR* d = opendir("/dev/shm")) {
+    while (dirent* e = readdir(d))
+      if (strncmp(e->d_name, "chorus-", 7) == 0) out.push_back(e->d_name);
+    closedir(d);
+  }
+  return out;
+}
+
+// Every rank loops over large allreduces until one fails; the test kills `victim` mid-loop.
+// Survivors report the error of the pending call and of the call after it.
+void killRankMidCollective(int size, int victim) {
+  Shared* sh = mapShared();
+  RankGroup group(size, [sh](RankContext& ctx) {
+    auto comm = ctx.connect();
+    if (!comm) return 1;
+    std::vector<float> buf(1 << 20, 1.0f);
+    for (int iter = 0;; ++iter) {
+      Status st = comm->allReduce(buf.data(), buf.data(), buf.size(), DataType::Float32, RedOp::Max);
+      if (iter == 0) sh->ready.fetch_add(1);
+      if (!st.ok()) {
+        sh->errorAtNs[ctx.rank] = nowNs();
+        ctx.report("pending: %s", st.toString().c_str());
+        Status later = comm->allReduce(buf.data(), buf.data(), 1, DataType::Float32, RedOp::Sum);
+        ctx.report("later: %s", later.toString().c_str());
+        return later.ok() ? 2 : 0;
+      }
+    }
+  });
+  Deadline ready = Deadline::after(60);
+  while (sh->ready.load() < size && !ready.expired()) usleep(1000);
+  ASSERT_EQ(sh->ready.load(), size) << "ranks did not start";
+  usleep(20000);  // let them get well into the next calls
+  const int64_t killedAt = nowNs();
+  group.kill(victim, SIGKILL);
+  auto results = group.wait(60);
+  const std::string name = "rank " + std::to_string(victim);
+  double worst = 0;
+  for (const RankResult& r : results) {
+    if (r.rank == victim) {
+      EXPECT_EQ(r.signal, SIGKILL);
+      continue;
+    }
+    EXPECT_TRUE(r.ok()) << "rank " << r.rank << ": " << r.report;
+    EXPECT_NE(r.report.find("pending: RemoteError"), std::string::npos) << r.report;
+    EXPECT_NE(r.report.find("later: RemoteError"), std::string::npos) << r.report;
+    EXPECT_NE(r.report.find(name + " "), std::string::npos)
+        << "the error must name the dead rank: " << r.report;
+    double secs = double(sh->errorAtNs[r.rank] - killedAt) / 1e9;
+    worst = std::max(worst, secs);
+    EXPECT_LT(secs, 5.0) << "rank " << r.rank << " took " << secs << " s to report";
+  }
+  printf("[ measured ] killed %s of %d: slowest survivor reported after %.3f s\n", name.c_str(),
+         size, worst);
+  EXPECT_TRUE(chorusShmFiles().empty()) << "left in /dev/shm: " << chorusShmFiles()[0];
+  munmap(sh, sizeof(Shared));
+}
+
+TEST(Failure, KilledRankIsNamedBySurvivorsWithinFiveSeconds) { killRankMidCollective(4, 2); }
+TEST(Failure, KilledRankZeroIsNamedBySurvivors) { killRankMidCollective(3, 0); }
+
+TEST(Failure, AbsentPeerTimesOutWithClearError) {
+  auto results = runRanks(2, [](RankContext& ctx) {
+    Config c;
+    c.timeoutSec = 1;
+    auto comm = ctx.connect(&c);
+    if (!comm) return 1;
+    float x = 1;
+    if (ctx.rank == 1) {
+      usleep(1500000);  // miss the collective entirely
+      Status st = comm->allReduce(&x, &x, 1, DataType::Float32, RedOp::Sum);
+      ctx.report("late: %s", st.toString().c_str());
+      return st.ok() ? 2 : 0;
+    }
+    int64_t t0 = nowNs();
+    Status st = comm->allReduce(&x, &x, 1, DataType::Float32, RedOp::Sum);
+    ctx.report("first: %s after %.2f s", st.toString().c_str(), (nowNs() - t0) / 1e9);
+    return st.code() == StatusCode::Timeout ? 0 : 3;
+  });
+  EXPECT_EQ(describeFailures(results), "");
+  EXPECT_NE(results[0].report.find("rank 1"), std::string::npos) << results[0].report;
+  EXPECT_NE(results[0].report.find("CHORUS_TIMEOUT"), std::string::npos) << results[0].report;
+  // The rank that came late learns why the other gave up.
+  EXPECT_NE(results[1].report.find("rank 0"), std::string::npos) << results[1].report;
+}
+
+TEST(Failure, AbortFromAnotherThreadUnblocksAPendingCall) {
+  auto results = runRanks(2, [](RankContext& ctx) {
+    auto comm = ctx.connect();
+    if (!comm) return 1;
+    if (ctx.rank == 1) {
+      usleep(2000000);  // never joins the allreduce; leaves after rank 0 aborted
+      return 0;
+    }
+    std::thread aborter([&] {
+      usleep(200000);
+      comm->abort();
+    });
+    float x = 1;
+    Status st = comm->allReduce(&x, &x, 1, DataType::Float32, RedOp::Sum);
+    aborter.join();
+    ctx.report("%s", st.toString().c_str());
+    Status again = comm->barrier();
+    return st.code() == StatusCode::Aborted && again.code() == StatusCode::Aborted ? 0 : 2;
+  });
+  EXPECT_EQ(describeFailures(results), "");
+}
+
+TEST(Failure, MismatchedCountsAreReportedNotExecuted) {
+  auto results = runRanks(2, [](RankContext& ctx) {
+    auto comm = ctx.connect();
+    if (!comm) return 1;
+    std::vector<float> buf(4096, 1.0f);
+    size_t n = ctx.rank == 0 ? 1000 : 2000;
+    Status st = comm->allReduce(buf.data(), buf.data(), n, DataType::Float32, RedOp::Sum);
+    ctx.report("%s", st.toString().c_str());
+    return st.ok() ? 2 : 0;
+  });
+  EXPECT_EQ(describeFailures(results), "");
+  std::string all = results[0].report + results[1].report;
+  EXPECT_NE(all.find("mismatched calls"), std::string::npos) << all;
+  EXPECT_NE(all.find("count=1000"), std::string::npos) << all;
+  EXPECT_NE(all.find("count=2000"), std::string::npos) << all;
+}
+
+TEST(Failure, MismatchedOpsAndTypesAreReported) {
+  auto results = runRanks(3, [](RankContext& ctx) {
+    auto comm = ctx.connect();
+    if (!comm) return 1;
+    std::vector<double> buf(64, 1.0);
+    RedOp op = ctx.rank == 2 ? RedOp::Max : RedOp::Sum;
+    Status st = comm->allReduce(buf.data(), buf.data(), 16, DataType::Float32, op);
+    ctx.report("%s", st.toString().c_str());
+    return st.ok() ? 2 : 0;
+  });
+  EXPECT_EQ(describeFailures(results), "");
+  std::string all = results[0].report + results[1].report + results[2].report;
+  EXPECT_NE(all.find("mismatched calls"), std::string::npos) << all;
+}
+
+TEST(Failure, BadArgumentsAreRejectedWithoutPoisoning) {
+  auto results = runRanks(2, [](RankContext& ctx) {
+    auto comm = ctx.connect();
+    if (!comm) return 1;
+    float x[4] = {1, 2, 3, 4};
+    int bad = 0;
+    auto expectInvalid = [&](Status st, const char* what) {
+      if (st.code() != StatusCode::InvalidArgument) {
+        ctx.report("%s: expected InvalidArgument, got %s", what, st.toString().c_str());
+        ++bad;
+      }
+    };
+    expectInvalid(comm->allReduce(nullptr, x, 4, DataType::Float32, RedOp::Sum), "null send");
+    expectInvalid(comm->broadcast(x, x, 4, DataType::Float32, 7), "root out of range");
+    expectInvalid(comm->allReduce(x, x, 4, DataType(42), RedOp::Sum), "bad dtype");
+    expectInvalid(comm->allReduce(x, x, 4, DataType::Float32, RedOp(9)), "bad op");
+    expectInvalid(comm->allReduce(x, x, 4, DataType::Float32, RedOp::PreMulSum), "no scalar");
+    expectInvalid(comm->send(x, 4, DataType::Float32, ctx.rank), "send to self");
+    Status st = comm->allReduce(x, x, 4, DataType::Float32, RedOp::Sum);
+    if (!st.ok() || x[3] != 8) {
+      ctx.report("valid call after bad ones: %s, x[3]=%g", st.toString().c_str(), x[3]);
+      ++bad;
+    }
+    return bad;
+  });
+  EXPECT_EQ(describeFailures(results), "");
+}
+
+}  // namespace
+}  // namespace chorus::test

@@ -1,0 +1,251 @@
+#include "transport/shm/shm_transport.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <random>
+
+#include "common/log.h"
+#include "transport/shm/futex.h"
+#include "transport/shm/segment.h"
+
+namespace chorus {
+
+namespace {
+constexpr size_t kNameBytes = 64;
+
+SegmentLayout layoutOf(const void* base) {
+  auto* h = static_cast<const SegmentHeader*>(base);
+  return {h->localSize, h->slotBytes, h->slots};
+}
+
+template <typename T>
+T* at(void* base, size_t offset) {
+  return reinterpret_cast<T*>(static_cast<char*>(base) + offset);
+}
+
+std::string newSegmentName() {
+  std::random_device rd;
+  char name[kNameBytes];
+  snprintf(name, sizeof name, "/chorus-%d-%08x%08x", getpid(), rd(), rd());
+  return name;
+}
+}  // namespace
+
+// One direction of traffic each way between this rank and one peer. The writer caches the
+// reader's tail (and the reader the writer's head) so a busy ring touches the other side's
+// cache line only when its cached view says it must.
+class ShmTransport::ShmConnection final : public Connection {
+ public:
+  ShmConnection(void* base, int me, int peer) {
+    SegmentLayout L = layoutOf(base);
+    slots_ = L.slots;
+    stride_ = L.slotStride();
+    out_ = at<RingControl>(base, L.ringsOffset()) + me * L.localSize + peer;
+    in_ = at<RingControl>(base, L.ringsOffset()) + peer * L.localSize + me;
+    outSlots_ = at<char>(base, L.ringSlotsOffset(me, peer));
+    inSlots_ = at<char>(base, L.ringSlotsOffset(peer, me));
+    peerBell_ = at<Doorbell>(base, L.doorbellsOffset()) + peer;
+    head_ = out_->head.load(std::memory_order_relaxed);
+    tail_ = in_->tail.load(std::memory_order_relaxed);
+  }
+
+  bool trySend(const WireHeader& h, const void* data) override {
+    if (head_ - peerTail_ >= slots_) {
+      peerTail_ = out_->tail.load(std::memory_order_acquire);
+      if (head_ - peerTail_ >= slots_) return false;
+    }
+    char* slot = outSlots_ + (head_ % slots_) * stride_;
+    reinterpret_cast<SlotHeader*>(slot)->wire = h;
+    if (h.bytes) memcpy(slot + sizeof(SlotHeader), data, h.bytes);
+    ++head_;
+    out_->head.store(head_, std::memory_order_seq_cst);
+    ringPeer();
+    return true;
+  }
+
+  const WireHeader* peek(const void** payload) override {
+    if (tail_ == peerHead_) {
+      peerHead_ = in_->head.load(std::memory_order_acquire);
+      if (tail_ == peerHead_) return nullptr;
+    }
+    char* slot = inSlots_ + (tail_ % slots_) * stride_;
+    *payload = slot + sizeof(SlotHeader);
+    return &reinterpret_cast<SlotHeader*>(slot)->wire;
+  }
+
+  void release() override {
+    ++tail_;
+    in_->tail.store(tail_, std::memory_order_seq_cst);
+    ringPeer();  // the peer may be asleep waiting for this credit
+  }
+
+ private:
+  // Pairs with prepareSleep(): our store above is seq_cst, so either the peer sees it when it
+  // re-checks after raising `sleeping`, or we see `sleeping` here and wake it.
+  void ringPeer() {
+    if (peerBell_->sleeping.load(std::memory_order_seq_cst)) {
+      peerBell_->seq.fetch_add(1, std::memory_order_seq_cst);
+      futexWakeAll(&peerBell_->seq);
+    }
+  }
+
+  uint64_t slots_, stride_;
+  RingControl* out_;
+  RingControl* in_;
+  char* outSlots_;
+  char* inSlots_;
+  Doorbell* peerBell_;
+  uint64_t head_ = 0, peerTail_ = 0;  // writer side
+  uint64_t tail_ = 0, peerHead_ = 0;  // reader side
+};
+
+Status ShmTransport::create(Bootstrap* bs, const std::vector<int>& hostOf, const ShmOptions& opts,
+                            Deadline deadline, std::unique_ptr<ShmTransport>* out) {
+  if (opts.slotBytes == 0 || opts.slotBytes % kCacheLine || opts.slots < 1)
+    return Status::InvalidArgument("shm: slot size must be a positive multiple of 64 bytes and "
+                                   "there must be at least one slot (CHORUS_SHM_SLOT_BYTES, "
+                                   "CHORUS_SHM_SLOTS)");
+  std::unique_ptr<ShmTransport> t(new ShmTransport);
+  t->opts_ = opts;
+  CHORUS_RETURN_IF_ERROR(t->attach(bs, hostOf, deadline));
+  *out = std::move(t);
+  return Status::Ok();
+}
+
+Status ShmTransport::attach(Bootstrap* bs, const std::vector<int>& hostOf, Deadline deadline) {
+  rank_ = bs->rank();
+  const int size = bs->size();
+  localOf_.assign(size, -1);
+  int localSize = 0, leader = -1;
+  for (int r = 0; r < size; ++r) {
+    if (hostOf[r] != hostOf[rank_]) continue;
+    if (leader < 0) leader = r;
+    if (r == rank_) localIndex_ = localSize;
+    localOf_[r] = localSize++;
+  }
+  SegmentLayout L{uint32_t(localSize), uint32_t(opts_.slotBytes), uint32_t(opts_.slots)};
+  bytes_ = L.totalBytes();
+
+  // The leader creates the segment; its name reaches the others through the bootstrap.
+  char name[kNameBytes] = {};
+  Status local;
+  if (rank_ == leader && localSize > 1) {
+    std::string n = newSegmentName();
+    snprintf(name, sizeof name, "%s", n.c_str());
+    int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0) {
+      local = Status::FromErrno(errno, std::string("shm: creating segment ") + name);
+    } else {
+      if (ftruncate(fd, off_t(bytes_)) != 0)
+        local = Status::FromErrno(errno, "shm: sizing segment to " + std::to_string(bytes_) +
+                                             " bytes (is /dev/shm large enough?)");
+      close(fd);
+    }
+    if (!local.ok()) {
+      shm_unlink(name);
+      name[0] = '\0';
+    }
+  }
+  std::vector<char> names(size * kNameBytes);
+  Status st = bs->allgather(name, kNameBytes, names.data(), deadline);
+  const char* myName = &names[leader * kNameBytes];
+  if (st.ok() && localSize > 1) {
+    if (!myName[0]) {
+      st = local.ok() ? Status::RemoteError("shm: rank " + std::to_string(leader) +
+                                            " could not create the host's segment")
+                      : local;
+    } else {
+      int fd = shm_open(myName, O_RDWR, 0600);
+      if (fd < 0) {
+        st = Status::FromErrno(errno, std::string("shm: opening segment ") + myName);
+      } else {
+        void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        close(fd);
+        if (p == MAP_FAILED)
+          st = Status::FromErrno(errno, "shm: mapping " + std::to_string(bytes_) + " bytes");
+        else
+          base_ = p;
+      }
+    }
+  }
+  if (st.ok() && base_ && rank_ == leader) {
+    auto* h = static_cast<SegmentHeader*>(base_);
+    h->totalBytes = bytes_;
+    h->localSize = L.localSize;
+    h->slotBytes = L.slotBytes;
+    h->slots = L.slots;
+    std::atomic_thread_fence(std::memory_order_release);
+    h->magic = kShmMagic;
+  }
+  // Everyone reports whether it mapped; after this exchange nobody needs the name any more.
+  char ok = st.ok() ? 1 : 0;
+  std::vector<char> oks(size);
+  Status gathered = bs->allgather(&ok, 1, oks.data(), deadline);
+  if (myName[0] && localSize > 1) shm_unlink(myName);  // idempotent; every local rank tries
+  CHORUS_RETURN_IF_ERROR(st);
+  CHORUS_RETURN_IF_ERROR(gathered);
+  for (int r = 0; r < size; ++r)
+    if (!oks[r] && localOf_[r] >= 0)
+      return Status::RemoteError("shm: rank " + std::to_string(r) +
+                                 " could not map the host's shared-memory segment");
+  if (base_) {
+    // The leader wrote the header before the exchange above, which orders it for us.
+    if (static_cast<SegmentHeader*>(base_)->magic != kShmMagic)
+      return Status::Internal("shm: segment header not initialised");
+    conns_.resize(size);
+    for (int r = 0; r < size; ++r)
+      if (localOf_[r] >= 0 && r != rank_)
+        conns_[r] = std::make_unique<ShmConnection>(base_, localIndex_, localOf_[r]);
+  }
+  LOG_INFO(kLogShm, "rank %d: shm segment of %zu bytes, %d local ranks, %d slots of %zu bytes",
+           rank_, bytes_, localSize, opts_.slots, opts_.slotBytes);
+  return Status::Ok();
+}
+
+ShmTransport::~ShmTransport() {
+  conns_.clear();
+  if (base_) munmap(base_, bytes_);
+}
+
+Connection* ShmTransport::connection(int peer) {
+  if (peer < 0 || size_t(peer) >= conns_.size()) return nullptr;
+  return conns_[peer].get();
+}
+
+namespace {
+Doorbell* bellOf(void* base, int localIndex) {
+  return at<Doorbell>(base, sizeof(SegmentHeader)) + localIndex;
+}
+}  // namespace
+
+uint32_t ShmTransport::prepareSleep() {
+  if (!base_) return 0;
+  Doorbell* b = bellOf(base_, localIndex_);
+  b->sleeping.store(1, std::memory_order_seq_cst);
+  return b->seq.load(std::memory_order_seq_cst);
+}
+
+void ShmTransport::sleep(uint32_t token, int64_t timeoutNs) {
+  if (!base_) {
+    timespec ts{0, long(timeoutNs < 1000000 ? timeoutNs : 1000000)};
+    nanosleep(&ts, nullptr);
+    return;
+  }
+  futexWait(&bellOf(base_, localIndex_)->seq, token, timeoutNs);
+}
+
+void ShmTransport::endSleep() {
+  if (base_) bellOf(base_, localIndex_)->sleeping.store(0, std::memory_order_relaxed);
+}
+
+void ShmTransport::wake() {
+  if (!base_) return;
+  Doorbell* b = bellOf(base_, localIndex_);
+  b->seq.fetch_add(1, std::memory_order_seq_cst);
+  futexWakeAll(&b->seq);
+}
+
+}  // namespace chorus

@@ -1,0 +1,52 @@
+// Shared-memory transport: ranks on one host talk through per-pair rings in one segment that
+// the host's lowest rank creates (0600) and every local rank maps; the name is unlinked as
+// soon as all have mapped it, so nothing is left in /dev/shm however the job ends.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "bootstrap/bootstrap.h"
+#include "transport/transport.h"
+
+namespace chorus {
+
+struct ShmOptions {
+  size_t slotBytes = 128 << 10;
+  int slots = 8;
+};
+
+class ShmTransport final : public Transport {
+ public:
+  // `hostOf[r]` identifies rank r's host; ranks with this rank's value share the segment.
+  // Collective over all ranks of `bs` (every rank calls it, also those alone on their host).
+  static Status create(Bootstrap* bs, const std::vector<int>& hostOf, const ShmOptions& opts,
+                       Deadline deadline, std::unique_ptr<ShmTransport>* out);
+  ~ShmTransport() override;
+  ShmTransport(const ShmTransport&) = delete;
+  ShmTransport& operator=(const ShmTransport&) = delete;
+
+  const char* name() const override { return "shm"; }
+  Connection* connection(int peer) override;
+  size_t maxPayloadBytes() const override { return opts_.slotBytes; }
+  uint32_t prepareSleep() override;
+  void sleep(uint32_t token, int64_t timeoutNs) override;
+  void endSleep() override;
+  void wake() override;
+
+ private:
+  class ShmConnection;
+  ShmTransport() = default;
+  Status attach(Bootstrap* bs, const std::vector<int>& hostOf, Deadline deadline);
+
+  ShmOptions opts_;
+  int rank_ = 0;
+  int localIndex_ = 0;
+  std::vector<int> localOf_;  // global rank -> local index, -1 if on another host
+  void* base_ = nullptr;
+  size_t bytes_ = 0;
+  std::vector<std::unique_ptr<ShmConnection>> conns_;  // by global rank
+};
+
+}  // namespace chorus

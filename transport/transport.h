@@ -1,0 +1,57 @@
+// The transport interface: point-to-point, non-blocking message channels between two ranks.
+// A message is a WireHeader plus up to maxPayloadBytes() of data. Sending copies the data out
+// (so the caller may reuse its buffer at once); receiving hands out a pointer into the
+// transport's own buffer so the executor can reduce straight out of it, then release() frees
+// the slot and returns the credit to the sender. Nothing here blocks.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "chorus/status.h"
+
+namespace chorus {
+
+// Travels with every chunk. It repeats the call that produced it so that a receiver can tell
+// when two ranks disagree about which collective they are in.
+struct WireHeader {
+  uint64_t count;    // the call's element count (OpDesc::count)
+  uint32_t opSeq;    // collectives issued on this communicator before this one
+  int32_t root;      // OpDesc::root
+  uint32_t bytes;    // payload bytes in this message
+  uint8_t coll;      // Collective
+  uint8_t dtype;     // DataType
+  uint8_t op;        // RedOp
+  uint8_t reserved;
+};
+
+class Connection {
+ public:
+  virtual ~Connection() = default;
+  // Posts header + h.bytes of data. Returns false (and posts nothing) if no credit is free.
+  virtual bool trySend(const WireHeader& h, const void* data) = 0;
+  // The oldest unreleased message, or nullptr if none has arrived yet.
+  virtual const WireHeader* peek(const void** payload) = 0;
+  // Frees the message returned by peek().
+  virtual void release() = 0;
+};
+
+// Owns the connections to the peers it serves and the means to sleep until one of them moves.
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual const char* name() const = 0;
+  virtual Connection* connection(int peer) = 0;  // nullptr if this transport does not reach peer
+  virtual size_t maxPayloadBytes() const = 0;
+
+  // Sleeping protocol, used by the executor after spinning found nothing to do:
+  //   token = prepareSleep(); if (still nothing to do) sleep(token, ns); endSleep();
+  // Any peer activity after prepareSleep() makes sleep() return at once.
+  virtual uint32_t prepareSleep() = 0;
+  virtual void sleep(uint32_t token, int64_t timeoutNs) = 0;
+  virtual void endSleep() = 0;
+  // Wakes this rank's sleep() from any thread (abort, failure notice).
+  virtual void wake() = 0;
+};
+
+}  // namespace chorus
