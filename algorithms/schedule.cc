@@ -23,7 +23,7 @@ const char* bufName(BufferId b) {
     case BufferId::Output: return "out";
     case BufferId::Scratch: return "tmp";
   }
-  return "?";
+  return "user";
 }
 }  // namespace
 

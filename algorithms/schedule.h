@@ -21,7 +21,10 @@
 
 namespace chorus {
 
+// Input, Output and Scratch are the call's buffers; ids from kFirstUserBuffer on name extra
+// caller buffers, which a group of point-to-point calls uses (one per queued call).
 enum class BufferId : uint8_t { Input, Output, Scratch };
+inline constexpr int kFirstUserBuffer = 3;
 
 struct BufRef {
   BufferId buf = BufferId::Input;
@@ -61,5 +64,6 @@ struct Schedule {
 inline BufRef input(uint64_t off = 0) { return {BufferId::Input, off}; }
 inline BufRef output(uint64_t off = 0) { return {BufferId::Output, off}; }
 inline BufRef scratch(uint64_t off = 0) { return {BufferId::Scratch, off}; }
+inline BufRef userBuffer(int k, uint64_t off = 0) { return {BufferId(kFirstUserBuffer + k), off}; }
 
 }  // namespace chorus

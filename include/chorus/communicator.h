@@ -38,6 +38,10 @@ class Communicator {
   int rank() const;
   int size() const;
 
+  // Collective over this communicator: ranks passing the same color >= 0 form a new
+  // communicator, ordered by (key, old rank); color < 0 (NCCL_SPLIT_NOCOLOR) leaves `out` null.
+  Status split(int color, int key, const Config& config, std::unique_ptr<Communicator>* out);
+
   // Counts are in elements. In-place: pass the same pointer for send and recv (allgather:
   // send == recv + rank*count; reduce_scatter: send + rank*count == recv).
   Status allReduce(const void* send, void* recv, size_t count, DataType t, Reduction r);

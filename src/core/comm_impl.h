@@ -47,8 +47,27 @@ struct Communicator::Impl {
   // Records the first failure and wakes a call that may be sleeping on a peer.
   void fail(const Status& st);
   Status currentError() const;
-  // Validates nothing: the entry points have. Runs `d` to completion.
+  // Validates nothing: the entry points have. Runs `d` to completion, or queues it when a
+  // group is open on this thread.
   Status run(const OpDesc& d, const void* in, void* out, const void* premulScalar);
+
+  // One call made ready to execute: its plan, bound buffers and lowered op.
+  struct Prepared {
+    const Plan* plan = nullptr;
+    Plan ownedPlan;  // for plans built per call (grouped point-to-point)
+    OpDesc desc;
+    ExecBuffers bufs;
+    RedOp op = RedOp::Sum;
+    uint32_t seq = 0;
+    void* out = nullptr;
+  };
+  Status prepare(const OpDesc& d, const void* in, void* out, const void* premulScalar,
+                 Prepared* p);
+  void start(const Prepared& p);
+  // After the executor finished: post-processing (Avg's division).
+  void finish(const Prepared& p);
+  // Records a failed run: poisons the communicator and tells the peers if it started here.
+  Status failedRun(const Status& st, const OpDesc& d);
 
  private:
   Status discoverHosts(std::vector<int>* hostOf, bool* oversubscribed);

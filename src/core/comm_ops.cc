@@ -6,10 +6,12 @@
 #include "common/log.h"
 #include "algorithms/algorithms.h"
 #include "core/comm_impl.h"
+#include "core/group_queue.h"
 
 namespace chorus {
 
 void* ScratchBuffer::get(size_t bytes) {
+  if (bytes == 0) bytes = 1;  // callers treat null as out of memory
   if (bytes <= capacity_) return data_;
   free(data_);
   capacity_ = (bytes + 63) & ~size_t(63);
@@ -52,46 +54,65 @@ uint64_t inputElems(const OpDesc& d, int size) {
 }
 }  // namespace
 
-Status Communicator::Impl::run(const OpDesc& d, const void* in, void* out,
-                               const void* premulScalar) {
+Status Communicator::Impl::prepare(const OpDesc& d, const void* in, void* out,
+                                   const void* premulScalar, Prepared* p) {
   if (failed.load(std::memory_order_acquire))
     return currentError().withContext("rank " + std::to_string(rank) + ": " + d.toString() +
                                       " refused, the communicator failed earlier");
-  const Plan& plan = planFor(d);
+  p->plan = &planFor(d);
+  p->desc = d;
+  p->out = out;
   const size_t esize = dataTypeSize(d.dtype);
-  ExecBuffers bufs{in, out, nullptr};
-  if (plan.schedule.scratchElems) {
-    bufs.scratch = scratch.get(plan.schedule.scratchElems * esize);
-    if (!bufs.scratch) return Status::SystemError("out of memory for scratch space");
+  p->bufs.input = in;
+  p->bufs.output = out;
+  if (p->plan->schedule.scratchElems) {
+    p->bufs.scratch = scratch.get(p->plan->schedule.scratchElems * esize);
+    if (!p->bufs.scratch) return Status::SystemError("out of memory for scratch space");
   }
   const uint64_t nIn = inputElems(d, size);
-  const CpuReducer& reducer = CpuReducer::get();
-  RedOp op = d.op;
-  if (op == RedOp::PreMulSum || (d.coll == Collective::AllToAll && in == out && nIn)) {
+  p->op = d.op;
+  if (d.op == RedOp::PreMulSum || (d.coll == Collective::AllToAll && in == out && nIn)) {
     // Stage the input: premultiplied, or copied aside so an in-place alltoall can overwrite.
     void* stage = staging.get(nIn * esize);
     if (!stage) return Status::SystemError("out of memory for the staging buffer");
-    if (op == RedOp::PreMulSum)
-      reducer.scale(d.dtype, stage, in, nIn, premulScalar);
+    if (d.op == RedOp::PreMulSum)
+      CpuReducer::get().scale(d.dtype, stage, in, nIn, premulScalar);
     else
       memcpy(stage, in, nIn * esize);
-    bufs.input = stage;
+    p->bufs.input = stage;
   }
-  if (op == RedOp::Avg || op == RedOp::PreMulSum) op = RedOp::Sum;
-
+  if (p->op == RedOp::Avg || p->op == RedOp::PreMulSum) p->op = RedOp::Sum;
   const bool collective = d.coll != Collective::Send && d.coll != Collective::Recv;
-  const uint32_t seq = collective ? opSeq++ : 0;
-  Status st = executor->run(plan, d, seq, op, bufs, Deadline::after(config.timeoutSec));
-  if (!st.ok()) {
-    bool fromPeer = failed.load();
-    fail(st);
-    if (!fromPeer) bootstrap->reportError(st);  // so the others stop waiting for us
-    return st.withContext("rank " + std::to_string(rank) + ": " + d.toString());
-  }
-  if (d.op == RedOp::Avg) {
-    bool hasResult = d.coll != Collective::Reduce || rank == d.root;
-    if (hasResult) reducer.divide(d.dtype, out, out, d.count, uint64_t(size));
-  }
+  p->seq = collective ? opSeq++ : 0;
+  return Status::Ok();
+}
+
+void Communicator::Impl::start(const Prepared& p) {
+  executor->start(*p.plan, p.desc, p.seq, p.op, p.bufs, Deadline::after(config.timeoutSec));
+}
+
+void Communicator::Impl::finish(const Prepared& p) {
+  const OpDesc& d = p.desc;
+  if (d.op == RedOp::Avg && (d.coll != Collective::Reduce || rank == d.root))
+    CpuReducer::get().divide(d.dtype, p.out, p.out, d.count, uint64_t(size));
+}
+
+Status Communicator::Impl::failedRun(const Status& st, const OpDesc& d) {
+  const bool fromPeer = failed.load();
+  fail(st);
+  if (!fromPeer) bootstrap->reportError(st);  // so the others stop waiting for us
+  return st.withContext("rank " + std::to_string(rank) + ": " + d.toString());
+}
+
+Status Communicator::Impl::run(const OpDesc& d, const void* in, void* out,
+                               const void* premulScalar) {
+  if (groupDepth() > 0) return enqueueInGroup(this, d, in, out, premulScalar);
+  Prepared p;
+  CHORUS_RETURN_IF_ERROR(prepare(d, in, out, premulScalar, &p));
+  Status st = executor->run(*p.plan, p.desc, p.seq, p.op, p.bufs,
+                            Deadline::after(config.timeoutSec));
+  if (!st.ok()) return failedRun(st, d);
+  finish(p);
   return Status::Ok();
 }
 
@@ -242,23 +263,31 @@ Status Communicator::send(const void* buf, size_t count, DataType t, int peer) {
   Check c(*impl_, "send");
   CHORUS_RETURN_IF_ERROR(c.type(t));
   CHORUS_RETURN_IF_ERROR(c.rank(peer, "peer"));
-  if (peer == rank()) return c.bad("a blocking send to this rank itself would never complete");
+  if (peer == rank() && groupDepth() == 0)
+    return c.bad("a send to this rank itself needs its matching recv in the same group");
   CHORUS_RETURN_IF_ERROR(c.buffer(buf, count, t, "buffer"));
-  return impl_->run(desc(Collective::Send, count, t, RedOp::Sum, peer, false), buf, nullptr,
-                    nullptr);
+  // Point-to-point travels in bytes, so grouped and single calls chunk alike.
+  return impl_->run(desc(Collective::Send, count * dataTypeSize(t), DataType::Uint8, RedOp::Sum,
+                         peer, false),
+                    buf, nullptr, nullptr);
 }
 
 Status Communicator::recv(void* buf, size_t count, DataType t, int peer) {
   Check c(*impl_, "recv");
   CHORUS_RETURN_IF_ERROR(c.type(t));
   CHORUS_RETURN_IF_ERROR(c.rank(peer, "peer"));
-  if (peer == rank()) return c.bad("a blocking recv from this rank itself would never complete");
+  if (peer == rank() && groupDepth() == 0)
+    return c.bad("a recv from this rank itself needs its matching send in the same group");
   CHORUS_RETURN_IF_ERROR(c.buffer(buf, count, t, "buffer"));
-  return impl_->run(desc(Collective::Recv, count, t, RedOp::Sum, peer, false), nullptr, buf,
-                    nullptr);
+  return impl_->run(desc(Collective::Recv, count * dataTypeSize(t), DataType::Uint8, RedOp::Sum,
+                         peer, false),
+                    nullptr, buf, nullptr);
 }
 
 Status Communicator::barrier() {
+  if (groupDepth() > 0)
+    return Status::InvalidUsage("barrier on rank " + std::to_string(rank()) +
+                                " inside a group: call it outside groupStart/groupEnd");
   return impl_->run(desc(Collective::Barrier, 1, DataType::Uint8, RedOp::Sum, -1, false), nullptr,
                     nullptr, nullptr);
 }

@@ -1,11 +1,9 @@
 #include "core/executor.h"
 
+#include <immintrin.h>
 #include <sched.h>
 
 #include <cstring>
-#include <immintrin.h>
-
-#include "common/log.h"
 
 namespace chorus {
 
@@ -37,140 +35,139 @@ Plan Plan::make(Schedule s) {
   return p;
 }
 
-// One execution of a plan: the state that lives for one call.
-class Executor::Run {
- public:
-  Run(Executor& ex, const Plan& plan, const OpDesc& desc, uint32_t opSeq, RedOp op,
-      const ExecBuffers& bufs)
-      : ex_(ex), env_(ex.env_), plan_(plan), steps_(plan.schedule.steps), desc_(desc), op_(op),
-        esize_(dataTypeSize(desc.dtype)) {
-    expect_ = WireHeader{desc.count, opSeq, desc.root, 0, uint8_t(desc.coll),
-                         uint8_t(desc.dtype), uint8_t(desc.op), 0};
-    if (desc.coll == Collective::Send || desc.coll == Collective::Recv) {
-      // Point-to-point messages match by order on the channel, not by collective number.
-      expect_.coll = uint8_t(Collective::Send);
-      expect_.opSeq = 0;
-      expect_.root = -1;
-    }
-    base_[int(BufferId::Input)] = static_cast<char*>(const_cast<void*>(bufs.input));
-    base_[int(BufferId::Output)] = static_cast<char*>(bufs.output);
-    base_[int(BufferId::Scratch)] = static_cast<char*>(bufs.scratch);
-    size_t payload = env_.sleeper ? env_.sleeper->maxPayloadBytes() : (size_t(1) << 20);
-    chunkElems_ = payload / esize_;
-    auto& state = ex_.state_;
-    state.assign(steps_.size(), StepState{});
-    for (size_t i = 0; i < steps_.size(); ++i)
-      state[i].chunks = (steps_[i].count + chunkElems_ - 1) / chunkElems_;
-    ex_.sendHead_.assign(plan.peers.size(), -1);
-    ex_.recvHead_.assign(plan.peers.size(), -1);
-    for (size_t k = 0; k < plan.peers.size(); ++k) {
-      ex_.sendHead_[k] = skipDone(plan.firstSend[k]);
-      ex_.recvHead_[k] = skipDone(plan.firstRecv[k]);
-    }
+void Executor::start(const Plan& plan, const OpDesc& desc, uint32_t opSeq, RedOp reduceOp,
+                     const ExecBuffers& bufs, Deadline deadline) {
+  plan_ = &plan;
+  steps_ = &plan.schedule.steps;
+  desc_ = desc;
+  op_ = reduceOp;
+  bufs_ = &bufs;
+  deadline_ = deadline;
+  esize_ = dataTypeSize(desc.dtype);
+  p2p_ = desc.coll == Collective::Send || desc.coll == Collective::Recv;
+  expect_ = WireHeader{desc.count, opSeq, desc.root, 0, uint8_t(desc.coll), uint8_t(desc.dtype),
+                       uint8_t(desc.op), 0};
+  if (p2p_) {
+    // Point-to-point messages match by order on the channel: no collective number, and each
+    // step's own byte count is what the other side must have posted.
+    expect_.coll = uint8_t(Collective::Send);
+    expect_.opSeq = 0;
+    expect_.root = -1;
   }
-
-  Status execute(Deadline deadline);
-
- private:
-  char* ptr(BufRef r) const { return base_[int(r.buf)] + r.offset * esize_; }
-  bool finished(int i) const { return ex_.state_[i].done == ex_.state_[i].chunks; }
-  int skipDone(int i) const {
-    while (i >= 0 && finished(i)) i = plan_.nextOnChannel[i];
-    return i;
+  const size_t payload = env_.sleeper ? env_.sleeper->maxPayloadBytes() : (size_t(1) << 20);
+  chunkElems_ = payload / esize_;
+  first_ = 0;
+  state_.assign(steps_->size(), StepState{});
+  for (size_t i = 0; i < steps_->size(); ++i)
+    state_[i].chunks = ((*steps_)[i].count + chunkElems_ - 1) / chunkElems_;
+  sendHead_.assign(plan.peers.size(), -1);
+  recvHead_.assign(plan.peers.size(), -1);
+  for (size_t k = 0; k < plan.peers.size(); ++k) {
+    sendHead_[k] = skipDone(plan.firstSend[k]);
+    recvHead_[k] = skipDone(plan.firstRecv[k]);
   }
-  int channel(int peer) const {
-    size_t k = 0;
-    while (plan_.peers[k] != peer) ++k;
-    return int(k);
-  }
-  bool depsReady(int i, uint64_t chunk) const {
-    for (int d : steps_[i].deps) {
-      if (d < 0) continue;
-      const StepState& ds = ex_.state_[d];
-      bool chunkwise = steps_[d].count == steps_[i].count;
-      if (chunkwise ? ds.done <= chunk : ds.done < ds.chunks) return false;
-    }
-    return true;
-  }
-  uint64_t chunkCount(int i, uint64_t chunk) const {
-    uint64_t left = steps_[i].count - chunk * chunkElems_;
-    return left < chunkElems_ ? left : chunkElems_;
-  }
+}
 
-  bool advance(int i, Status* err);
-  bool advanceSend(int i);
-  bool advanceRecv(int i, Status* err);
-  bool advanceCopy(int i);
-  bool pass(bool* allDone, Status* err);
-  Status mismatch(const WireHeader& got, int peer) const;
-  Status waitingError(const char* what) const;
+char* Executor::ptr(BufRef r) const {
+  char* base;
+  switch (r.buf) {
+    case BufferId::Input: base = static_cast<char*>(const_cast<void*>(bufs_->input)); break;
+    case BufferId::Output: base = static_cast<char*>(bufs_->output); break;
+    case BufferId::Scratch: base = static_cast<char*>(bufs_->scratch); break;
+    default: base = bufs_->user[int(r.buf) - kFirstUserBuffer]; break;
+  }
+  return base + r.offset * esize_;
+}
 
-  Executor& ex_;
-  const ExecEnv& env_;
-  const Plan& plan_;
-  const std::vector<Step>& steps_;
-  const OpDesc& desc_;
-  RedOp op_;
-  size_t esize_;
-  uint64_t chunkElems_ = 0;
-  WireHeader expect_{};
-  char* base_[3] = {};
-  size_t first_ = 0;  // steps before this are all done
-};
+int Executor::skipDone(int i) const {
+  while (i >= 0 && finished(i)) i = plan_->nextOnChannel[i];
+  return i;
+}
 
-bool Executor::Run::advanceSend(int i) {
-  const Step& s = steps_[i];
+int Executor::channel(int peer) const {
+  size_t k = 0;
+  while (plan_->peers[k] != peer) ++k;
+  return int(k);
+}
+
+bool Executor::depsReady(int i, uint64_t chunk) const {
+  const Step& s = (*steps_)[i];
+  for (int d : s.deps) {
+    if (d < 0) continue;
+    const StepState& ds = state_[d];
+    bool chunkwise = (*steps_)[d].count == s.count;
+    if (chunkwise ? ds.done <= chunk : ds.done < ds.chunks) return false;
+  }
+  return true;
+}
+
+uint64_t Executor::chunkCount(int i, uint64_t chunk) const {
+  uint64_t left = (*steps_)[i].count - chunk * chunkElems_;
+  return left < chunkElems_ ? left : chunkElems_;
+}
+
+bool Executor::advanceSend(int i) {
+  const Step& s = (*steps_)[i];
   const int k = channel(s.peer);
-  if (ex_.sendHead_[k] != i) return false;
-  StepState& st = ex_.state_[i];
+  if (sendHead_[k] != i) return false;
+  StepState& st = state_[i];
   Connection* c = env_.conns[s.peer];
+  const char* src = ptr(s.src);
+  WireHeader h = expect_;
+  if (p2p_) h.count = s.count;
   bool moved = false;
   while (st.done < st.chunks && depsReady(i, st.done)) {
-    WireHeader h = expect_;
     h.bytes = uint32_t(chunkCount(i, st.done) * esize_);
-    if (!c->trySend(h, ptr(s.src) + st.done * chunkElems_ * esize_)) break;
+    if (!c->trySend(h, src + st.done * chunkElems_ * esize_)) break;
     ++st.done;
     moved = true;
   }
-  if (finished(i)) ex_.sendHead_[k] = skipDone(plan_.nextOnChannel[i]);
+  if (finished(i)) sendHead_[k] = skipDone(plan_->nextOnChannel[i]);
   return moved;
 }
 
-bool Executor::Run::advanceRecv(int i, Status* err) {
-  const Step& s = steps_[i];
+bool Executor::headerMatches(const WireHeader& h, const Step& s, uint64_t n) const {
+  const uint64_t count = p2p_ ? s.count : expect_.count;
+  return h.count == count && h.opSeq == expect_.opSeq && h.coll == expect_.coll &&
+         h.dtype == expect_.dtype && h.root == expect_.root &&
+         (s.kind != StepKind::RecvReduce || h.op == expect_.op) && h.bytes == n * esize_;
+}
+
+bool Executor::advanceRecv(int i, Status* err) {
+  const Step& s = (*steps_)[i];
   const int k = channel(s.peer);
-  if (ex_.recvHead_[k] != i) return false;
-  StepState& st = ex_.state_[i];
+  if (recvHead_[k] != i) return false;
+  StepState& st = state_[i];
   Connection* c = env_.conns[s.peer];
+  char* dst = ptr(s.dst);
+  const char* local = s.kind == StepKind::RecvReduce ? ptr(s.src) : nullptr;
   bool moved = false;
   while (st.done < st.chunks && depsReady(i, st.done)) {
     const void* payload = nullptr;
     const WireHeader* h = c->peek(&payload);
     if (!h) break;
     const uint64_t n = chunkCount(i, st.done);
-    if (h->count != expect_.count || h->opSeq != expect_.opSeq || h->coll != expect_.coll ||
-        h->dtype != expect_.dtype || h->root != expect_.root ||
-        (s.kind == StepKind::RecvReduce && h->op != expect_.op) || h->bytes != n * esize_) {
+    if (!headerMatches(*h, s, n)) {
       *err = mismatch(*h, s.peer);
       return false;
     }
     const uint64_t off = st.done * chunkElems_ * esize_;
-    if (s.kind == StepKind::Recv)
-      memcpy(ptr(s.dst) + off, payload, h->bytes);
+    if (local)
+      env_.reducer->reduce(desc_.dtype, op_, dst + off, local + off, payload, n);
     else
-      env_.reducer->reduce(desc_.dtype, op_, ptr(s.dst) + off, ptr(s.src) + off, payload, n);
+      memcpy(dst + off, payload, h->bytes);
     c->release();
     ++st.done;
     moved = true;
   }
-  if (finished(i)) ex_.recvHead_[k] = skipDone(plan_.nextOnChannel[i]);
+  if (finished(i)) recvHead_[k] = skipDone(plan_->nextOnChannel[i]);
   return moved;
 }
 
-bool Executor::Run::advanceCopy(int i) {
-  const Step& s = steps_[i];
-  StepState& st = ex_.state_[i];
-  uint64_t from = st.done;
+bool Executor::advanceCopy(int i) {
+  const Step& s = (*steps_)[i];
+  StepState& st = state_[i];
+  const uint64_t from = st.done;
   while (st.done < st.chunks && depsReady(i, st.done)) ++st.done;
   if (st.done == from) return false;
   char* src = ptr(s.src);
@@ -183,42 +180,45 @@ bool Executor::Run::advanceCopy(int i) {
   return true;
 }
 
-bool Executor::Run::advance(int i, Status* err) {
-  switch (steps_[i].kind) {
-    case StepKind::Send: return advanceSend(i);
-    case StepKind::Recv:
-    case StepKind::RecvReduce: return advanceRecv(i, err);
-    case StepKind::Copy: return advanceCopy(i);
-  }
-  return false;
-}
-
-bool Executor::Run::pass(bool* allDone, Status* err) {
-  bool moved = false;
-  *allDone = true;
-  for (size_t i = first_; i < steps_.size(); ++i) {
+Executor::Poll Executor::poll(Status* err) {
+  bool moved = false, allDone = true;
+  for (size_t i = first_; i < steps_->size(); ++i) {
     if (finished(int(i))) {
       if (i == first_) ++first_;
       continue;
     }
-    *allDone = false;
-    moved |= advance(int(i), err);
-    if (!err->ok()) return false;
+    allDone = false;
+    switch ((*steps_)[i].kind) {
+      case StepKind::Send: moved |= advanceSend(int(i)); break;
+      case StepKind::Recv:
+      case StepKind::RecvReduce: moved |= advanceRecv(int(i), err); break;
+      case StepKind::Copy: moved |= advanceCopy(int(i)); break;
+    }
+    if (!err->ok()) return Poll::Failed;
   }
-  return moved;
+  if (allDone) return Poll::Done;
+  return moved ? Poll::Moved : Poll::Idle;
 }
 
-Status Executor::Run::execute(Deadline deadline) {
+Status Executor::checkIdle() const {
+  if (env_.failed->load(std::memory_order_acquire)) return env_.failure();
+  if (deadline_.expired()) return waitingError();
+  return Status::Ok();
+}
+
+Status Executor::run(const Plan& plan, const OpDesc& desc, uint32_t opSeq, RedOp reduceOp,
+                     const ExecBuffers& bufs, Deadline deadline) {
+  start(plan, desc, opSeq, reduceOp, bufs, deadline);
   Status err;
-  bool allDone = false;
   int64_t idleSince = 0;
   for (uint64_t idle = 0;; ++idle) {
-    if (pass(&allDone, &err)) {
+    Poll p = poll(&err);
+    if (p == Poll::Done) return Status::Ok();
+    if (p == Poll::Failed) return err;
+    if (p == Poll::Moved) {
       idle = 0;
       continue;
     }
-    if (!err.ok()) return err;
-    if (allDone) return Status::Ok();
     if (env_.failed->load(std::memory_order_relaxed)) return env_.failure();
     // Idle: spin a while (peers are usually just behind), then sleep on the doorbell.
     if (idle == 0) idleSince = nowNs();
@@ -229,63 +229,57 @@ Status Executor::Run::execute(Deadline deadline) {
         _mm_pause();
       continue;
     }
-    const int64_t now = nowNs();
-    if (now >= deadline.atNs()) return waitingError("timed out");
-    if (now - idleSince < env_.spinNs) continue;
-    uint32_t token = env_.sleeper->prepareSleep();
-    bool moved = pass(&allDone, &err);
-    if (!moved && err.ok() && !allDone && !env_.failed->load()) {
-      int64_t left = deadline.atNs() - now;
+    CHORUS_RETURN_IF_ERROR(checkIdle());
+    if (nowNs() - idleSince < env_.spinNs || !env_.sleeper) continue;
+    const uint32_t token = env_.sleeper->prepareSleep();
+    p = poll(&err);
+    if (p == Poll::Idle && !env_.failed->load()) {
+      int64_t left = deadline.remainingNs();
       env_.sleeper->sleep(token, left < 100000000 ? left : 100000000);
     }
     env_.sleeper->endSleep();
-    if (!err.ok()) return err;
-    if (moved) idle = 0;
+    if (p == Poll::Done) return Status::Ok();
+    if (p == Poll::Failed) return err;
+    if (p == Poll::Moved) idle = 0;
   }
 }
 
-Status Executor::Run::mismatch(const WireHeader& got, int peer) const {
+Status Executor::mismatch(const WireHeader& got, int peer) const {
   OpDesc theirs;
   theirs.coll = Collective(got.coll);
   theirs.dtype = DataType(got.dtype);
   theirs.op = RedOp(got.op);
   theirs.root = got.root;
   theirs.count = got.count;
-  if (theirs.coll == Collective::Send) theirs.root = -1;
   OpDesc mine = desc_;
-  if (mine.coll == Collective::Recv) mine.root = -1;
+  if (p2p_) mine.root = -1;
   return Status::InvalidUsage(
       "mismatched calls on rank " + std::to_string(env_.rank) + ": it is in " + mine.toString() +
-      " (collective #" + std::to_string(expect_.opSeq) + ") but rank " + std::to_string(peer) +
-      " sent data for " + theirs.toString() + " (collective #" + std::to_string(got.opSeq) +
-      ", " + std::to_string(got.bytes) + " bytes). Every rank must make the same collective " +
-      "calls, with the same count, type, op and root, in the same order");
+      (p2p_ ? "" : " (collective #" + std::to_string(expect_.opSeq) + ")") + " but rank " +
+      std::to_string(peer) + " sent data for " + theirs.toString() +
+      (p2p_ ? "" : " (collective #" + std::to_string(got.opSeq) + ")") +
+      ". Every rank must make the same collective calls, with the same count, type, op and "
+      "root, in the same order (point-to-point counts are in bytes)");
 }
 
-Status Executor::Run::waitingError(const char* what) const {
+Status Executor::waitingError() const {
   std::string where;
-  for (size_t i = first_; i < steps_.size(); ++i) {
-    if (finished(int(i))) continue;
-    const Step& s = steps_[i];
-    const StepState& st = ex_.state_[i];
+  for (size_t i = first_; i < steps_->size(); ++i) {
+    const Step& s = (*steps_)[i];
+    if (finished(int(i)) || s.kind == StepKind::Copy) continue;
+    const StepState& st = state_[i];
     const char* verb = s.kind == StepKind::Send ? "sending to" : "waiting for data from";
-    if (s.kind == StepKind::Copy) continue;
-    where = std::string(verb) + " rank " + std::to_string(s.peer) + " over " +
-            env_.sleeper->name() + " (step " + std::to_string(i + 1) + " of " +
-            std::to_string(steps_.size()) + ", chunk " + std::to_string(st.done + 1) + " of " +
-            std::to_string(st.chunks) + ")";
+    where = std::string(", ") + verb + " rank " + std::to_string(s.peer) + " over " +
+            (env_.sleeper ? env_.sleeper->name() : "?") + " (step " + std::to_string(i + 1) +
+            " of " + std::to_string(steps_->size()) + ", chunk " + std::to_string(st.done + 1) +
+            " of " + std::to_string(st.chunks) + ")";
     break;
   }
-  return Status::Timeout(std::string(what) + " on rank " + std::to_string(env_.rank) + " in " +
-                         desc_.toString() + " (collective #" + std::to_string(expect_.opSeq) +
-                         "), " + where + ". Is that rank alive and making the same call? " +
-                         "If the job is just slow, raise CHORUS_TIMEOUT");
-}
-
-Status Executor::run(const Plan& plan, const OpDesc& desc, uint32_t opSeq, RedOp reduceOp,
-                     const ExecBuffers& bufs, Deadline deadline) {
-  Run r(*this, plan, desc, opSeq, reduceOp, bufs);
-  return r.execute(deadline);
+  return Status::Timeout("timed out on rank " + std::to_string(env_.rank) + " in " +
+                         desc_.toString() +
+                         (p2p_ ? "" : " (collective #" + std::to_string(expect_.opSeq) + ")") +
+                         where + ". Is that rank alive and making the same call? If the job is "
+                         "just slow, raise CHORUS_TIMEOUT");
 }
 
 }  // namespace chorus

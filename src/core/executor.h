@@ -1,5 +1,7 @@
 // The one executor: runs any rank's Schedule over its connections, chunk by chunk, with every
-// wait bounded by a deadline and cut short by a communicator-wide failure.
+// wait bounded by a deadline and cut short by a communicator-wide failure. A run is started,
+// then polled until done; run() does both and sleeps when idle, while a group drives several
+// executors (one per communicator) from one thread by polling them in turn.
 #pragma once
 
 #include <atomic>
@@ -29,6 +31,7 @@ struct ExecBuffers {
   const void* input = nullptr;
   void* output = nullptr;
   void* scratch = nullptr;
+  std::vector<char*> user;  // BufferId kFirstUserBuffer + k
 };
 
 struct ExecEnv {
@@ -46,20 +49,54 @@ class Executor {
  public:
   explicit Executor(ExecEnv env) : env_(std::move(env)) {}
 
-  // Runs `plan` for the call `desc` (the opSeq-th collective). Avg and PreMulSum arrive here
-  // already lowered to Sum. Returns when every step is done, or with the first error.
+  // Prepares to run `plan` for `desc` (the opSeq-th collective). Avg and PreMulSum arrive here
+  // lowered to Sum. Point-to-point plans count in bytes (desc.dtype Uint8). `plan` and `bufs`
+  // must outlive the run.
+  void start(const Plan& plan, const OpDesc& desc, uint32_t opSeq, RedOp reduceOp,
+             const ExecBuffers& bufs, Deadline deadline);
+  enum class Poll { Done, Moved, Idle, Failed };
+  // One pass over the steps; Failed leaves the error in *err.
+  Poll poll(Status* err);
+  // Checks the communicator's failure flag and the deadline; for callers that idle.
+  Status checkIdle() const;
+  // start + poll until done, spinning then sleeping on the transport when idle.
   Status run(const Plan& plan, const OpDesc& desc, uint32_t opSeq, RedOp reduceOp,
              const ExecBuffers& bufs, Deadline deadline);
+  const ExecEnv& env() const { return env_; }
 
  private:
   struct StepState {
     uint64_t done = 0;
     uint64_t chunks = 0;
   };
-  class Run;
+
+  char* ptr(BufRef r) const;
+  bool finished(int i) const { return state_[i].done == state_[i].chunks; }
+  int skipDone(int i) const;
+  int channel(int peer) const;
+  bool depsReady(int i, uint64_t chunk) const;
+  uint64_t chunkCount(int i, uint64_t chunk) const;
+  bool advanceSend(int i);
+  bool advanceRecv(int i, Status* err);
+  bool advanceCopy(int i);
+  bool headerMatches(const WireHeader& h, const Step& s, uint64_t n) const;
+  Status mismatch(const WireHeader& got, int peer) const;
+  Status waitingError() const;
 
   ExecEnv env_;
-  std::vector<StepState> state_;  // reused across calls
+  // The current run.
+  const Plan* plan_ = nullptr;
+  const std::vector<Step>* steps_ = nullptr;
+  OpDesc desc_;
+  RedOp op_ = RedOp::Sum;
+  const ExecBuffers* bufs_ = nullptr;
+  Deadline deadline_ = Deadline::never();
+  size_t esize_ = 1;
+  uint64_t chunkElems_ = 1;
+  bool p2p_ = false;
+  WireHeader expect_{};
+  size_t first_ = 0;  // steps before this are all done
+  std::vector<StepState> state_;
   std::vector<int> sendHead_, recvHead_;
 };
 

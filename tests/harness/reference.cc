@@ -140,10 +140,15 @@ std::string checkReduced(DataType t, RedOp op, const void* premulScalar, int ran
       acc /= ranks;
       mag /= ranks;
     }
+    // Each rounding errs by at most u relative, or by half the smallest subnormal when the
+    // value underflows; there are at most ranks + 1 of them (premultiply, adds, divide).
     double u = unitRoundoff(t);
+    const uint64_t one = 1;
+    double tiny = loadElement(t, &one, 0) / 2;
     double tol = 0;
-    if (op == RedOp::Prod) tol = (ranks + 2) * u * std::fabs(acc);
-    if (op == RedOp::Sum || op == RedOp::Avg || op == RedOp::PreMulSum) tol = (ranks + 2) * u * mag;
+    if (op == RedOp::Prod) tol = (ranks + 2) * (u * std::fabs(acc) + tiny);
+    if (op == RedOp::Sum || op == RedOp::Avg || op == RedOp::PreMulSum)
+      tol = (ranks + 2) * (u * mag + tiny);
     double have = loadElement(t, got, i);
     if (!(std::fabs(have - acc) <= tol)) {
       err += fmtMismatch(idx, have, acc, tol);

@@ -1,0 +1,216 @@
+// StarBootstrap's lifetime, service thread and failure bookkeeping.
+#include "bootstrap/star.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <system_error>
+
+#include "common/log.h"
+
+namespace chorus::boot {
+
+StarBootstrap::StarBootstrap(int rank, int size, const uint8_t* secret,
+                             std::vector<std::unique_ptr<PeerLink>> peers)
+    : rank_(rank), size_(size), peers_(std::move(peers)), mailbox_(size) {
+  memcpy(secret_, secret, kSecretBytes);
+}
+
+Status StarBootstrap::start() {
+  wakeFd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (wakeFd_ < 0) return Status::FromErrno(errno, "eventfd for the bootstrap service thread");
+  try {
+    thread_ = std::thread([this] { serviceLoop(); });
+  } catch (const std::system_error& e) {
+    return Status::SystemError(std::string("could not start the bootstrap service thread: ") +
+                               e.what());
+  }
+  return Status::Ok();
+}
+
+StarBootstrap::~StarBootstrap() {
+  // Stop watching first: what the peers do once they hear goodbye (close) is no failure.
+  stopping_ = true;
+  if (thread_.joinable()) {
+    uint64_t one = 1;
+    ssize_t n = write(wakeFd_, &one, sizeof one);
+    (void)n;
+    thread_.join();
+  }
+  Deadline d = Deadline::after(1.0);
+  for (auto& p : peers_)
+    if (p) (void)send(p->rank, kGoodbye, nullptr, 0, d);
+  if (wakeFd_ >= 0) close(wakeFd_);
+}
+
+void StarBootstrap::serviceLoop() {
+  for (auto& p : peers_)
+    if (p) drainFrames(*p);  // the handshake may have read past its last frame
+  std::vector<pollfd> fds;
+  std::vector<PeerLink*> links;
+  while (!stopping_) {
+    fds.assign(1, pollfd{wakeFd_, POLLIN, 0});
+    links.clear();
+    for (auto& p : peers_) {
+      if (!p || !p->open) continue;
+      fds.push_back({p->sock.fd(), POLLIN, 0});
+      links.push_back(p.get());
+    }
+    if (poll(fds.data(), fds.size(), -1) < 0) {
+      if (errno == EINTR) continue;
+      LOG_WARN(kLogBoot, "rank %d: bootstrap service poll failed: %s", rank_, strerror(errno));
+      return;
+    }
+    if (fds[0].revents) return;
+    for (size_t i = 0; i < links.size(); ++i)
+      if (fds[i + 1].revents) serviceReadable(*links[i]);
+  }
+}
+
+void StarBootstrap::serviceReadable(PeerLink& p) {
+  bool closed = false;
+  Status st = p.reader.readAvailable(p.sock.fd(), &closed);
+  drainFrames(p);
+  if (!p.open) return;
+  if (!st.ok())
+    peerClosed(p, st);
+  else if (closed)
+    peerClosed(p, Status::RemoteError("its bootstrap connection closed without goodbye"));
+}
+
+void StarBootstrap::drainFrames(PeerLink& p) {
+  while (p.open) {
+    Frame f;
+    bool got = false;
+    Status st = p.reader.next(&f, &got);
+    if (!st.ok()) return peerClosed(p, st.withContext("it sent a malformed bootstrap message"));
+    if (!got) return;
+    handleFrame(p, f);
+  }
+}
+
+void StarBootstrap::handleFrame(PeerLink& p, Frame& f) {
+  if (f.type == kData) {
+    Reader r(f.payload);
+    Message m;
+    Status st = decodeDataHeader(&r, &m.header);
+    if (st.ok() && m.header.src != p.rank)
+      st = Status::Internal("DATA names rank " + std::to_string(m.header.src) + " as its source");
+    if (!st.ok()) return peerClosed(p, st.withContext("it broke the bootstrap protocol"));
+    m.payload.assign(r.rest(), r.rest() + r.left());
+    mailbox_.put(std::move(m));
+  } else if (f.type == kGoodbye) {
+    LOG_TRACE(kLogBoot, "rank %d: %s left cleanly", rank_, describeRank(p.rank, p.who).c_str());
+    p.saidGoodbye = true;
+    p.open = false;
+    mailbox_.peerLeft(p.rank);
+  } else if (f.type == kPeerError) {
+    Status theirs = decodeError(f.payload);
+    peerFailed(p.rank, Status::RemoteError(describeRank(p.rank, p.who) +
+                                           " reported an error: " + theirs.message()));
+  } else if (f.type == kPeerFailed && rank_ != 0) {
+    Reader r(f.payload);
+    int32_t failed = -1;
+    r.i32(&failed);
+    std::vector<uint8_t> rest(r.rest(), r.rest() + r.left());
+    recordFailure(decodeError(rest));
+  } else {
+    peerClosed(p, Status::Internal("it sent unexpected message type " + std::to_string(f.type)));
+  }
+}
+
+void StarBootstrap::peerClosed(PeerLink& p, const Status& why) {
+  p.open = false;
+  if (p.saidGoodbye) return;
+  std::string what = why.message().rfind("its bootstrap connection closed", 0) == 0
+                         ? " died: " + why.message()
+                         : " failed: " + why.message();
+  // Poison before marking it gone, so waiters report the death rather than a clean exit.
+  peerFailed(p.rank, Status::RemoteError(describeRank(p.rank, p.who) + what));
+  mailbox_.peerLeft(p.rank);
+}
+
+void StarBootstrap::peerFailed(int rank, const Status& st) {
+  recordFailure(st);
+  if (rank_ == 0) relayFailure(rank, st);
+}
+
+void StarBootstrap::relayFailure(int failedRank, const Status& st) {
+  Writer w;
+  w.u32(uint32_t(failedRank));
+  std::vector<uint8_t> err = encodeError(st);
+  w.bytes(err.data(), err.size());
+  Deadline d = Deadline::after(1.0);
+  for (auto& p : peers_) {
+    if (!p || p->rank == failedRank || p->saidGoodbye || !p->open) continue;
+    Status sent = send(p->rank, kPeerFailed, w.buffer().data(), w.buffer().size(), d);
+    if (!sent.ok())
+      LOG_TRACE(kLogBoot, "rank 0: could not relay a failure to rank %d: %s", p->rank,
+                sent.message().c_str());
+  }
+}
+
+void StarBootstrap::recordFailure(const Status& st) {
+  FailureHandler call;
+  {
+    std::lock_guard<std::mutex> lock(failMu_);
+    if (!failure_.ok()) return;
+    failure_ = st;
+    if (handler_ && !handlerCalled_ && !stopping_) {
+      handlerCalled_ = true;
+      call = handler_;
+    }
+  }
+  LOG_WARN(kLogBoot, "rank %d: %s", rank_, st.message().c_str());
+  mailbox_.poison(st);
+  if (call) call(st);
+}
+
+void StarBootstrap::setFailureHandler(FailureHandler handler) {
+  Status pending;
+  {
+    std::lock_guard<std::mutex> lock(failMu_);
+    if (failure_.ok() || handlerCalled_ || !handler) {
+      handler_ = std::move(handler);
+      return;
+    }
+    handlerCalled_ = true;
+    pending = failure_;
+  }
+  handler(pending);
+}
+
+void StarBootstrap::reportError(const Status& status) {
+  Deadline d = Deadline::after(0.5);
+  if (rank_ != 0) {
+    std::vector<uint8_t> p = encodeError(status);
+    (void)send(0, kPeerError, p.data(), p.size(), d);
+    return;
+  }
+  Status named = Status::RemoteError(describeRank(0, selfIdentity()) +
+                                     " reported an error: " + status.message());
+  Writer w;
+  w.u32(0);
+  std::vector<uint8_t> err = encodeError(named);
+  w.bytes(err.data(), err.size());
+  for (auto& p : peers_)
+    if (p) (void)send(p->rank, kPeerFailed, w.buffer().data(), w.buffer().size(), d);
+}
+
+Status StarBootstrap::send(int peer, uint32_t type, const void* data, size_t bytes,
+                           Deadline deadline) {
+  PeerLink* p = peer >= 0 && peer < size_ ? peers_[peer].get() : nullptr;
+  if (!p) return Status::Internal("no bootstrap connection to rank " + std::to_string(peer));
+  std::lock_guard<std::mutex> lock(p->writeMu);
+  if (p->writeBroken)
+    return Status::RemoteError("the bootstrap connection to rank " + std::to_string(peer) +
+                               " is unusable after an earlier send timed out");
+  Status st = sendFrame(p->sock.fd(), type, data, bytes, deadline);
+  if (st.code() == StatusCode::Timeout) p->writeBroken = true;
+  return st.withContext("sending to " + describeRank(peer, p->who));
+}
+
+}  // namespace chorus::boot
