@@ -5,7 +5,14 @@ BUILD="${CHORUS_BUILD_DIR:-$ROOT/build}"
 
 # Debian packages the build and the test suite need. Idempotent: only missing ones are
 # installed, and apt's lists are refreshed only when something is missing.
-CHORUS_PACKAGES=(cmake g++ make pkg-config libgtest-dev libbenchmark-dev iproute2 procps)
+# Build and tests:
+CHORUS_PACKAGES=(cmake g++ make pkg-config libgtest-dev libbenchmark-dev iproute2 procps
+  # optional backends, compiled when present: topology (hwloc), verbs (dlopen'd at run time)
+  libhwloc-dev hwloc libibverbs-dev
+  # baselines for chorus-bench and the multi-host launcher tests
+  libopenmpi-dev openmpi-bin libgloo-dev iperf3
+  # the reference trainer: BLAS, IDX loader, data set; pictures: topology and benchmark plots
+  libopenblas-dev zlib1g-dev dataset-fashion-mnist graphviz gnuplot-nox)
 
 ensure_packages() {
   local missing=()

@@ -1,0 +1,93 @@
+// Topology: what Chorus knows about the machines of a job — hosts, sockets, GPUs, NICs, the
+// class of path between any two devices, and a latency/bandwidth estimate per class. It comes
+// from discovery (hwloc, NVML/CUDA via dlopen, sysfs) or from a topology file (docs/topology.md),
+// and feeds the cost model, the selector, the hierarchical algorithms and chorus-sim/-topo.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "chorus/status.h"
+
+namespace chorus::topo {
+
+// Ordered from nearest to farthest, so comparisons mean "at least as far as".
+enum class PathClass : uint8_t {
+  Self,             // same device
+  NVLink,           // direct NVLink or through NVSwitch
+  PcieSwitch,       // through one PCIe switch
+  PcieMultiSwitch,  // through several PCIe switches
+  HostBridge,       // through the CPU's host bridge (same socket)
+  CrossSocket,      // across the socket interconnect (UPI/xGMI)
+  Network,          // between hosts
+};
+inline constexpr int kNumPathClasses = 7;
+const char* pathClassName(PathClass c);  // "self", "nvlink", "pcie_switch", ...
+bool parsePathClass(const std::string& s, PathClass* out);
+
+struct LinkParams {
+  double latencyUs = 0;     // alpha
+  double bandwidthGBs = 0;  // 1/beta, GB/s per direction
+};
+
+struct Gpu {
+  std::string busId;  // "0000:17:00.0"
+  int socket = 0;
+  int numa = 0;
+};
+
+struct Nic {
+  std::string name;   // "mlx5_0", "eth0"
+  std::string busId;  // empty for virtual NICs
+  int socket = 0;
+  int numa = 0;
+  double speedGbps = 0;
+  bool rdma = false;
+};
+
+struct Host {
+  std::string name;
+  int sockets = 1;
+  int coresPerSocket = 1;
+  int numaNodes = 1;
+  std::vector<Gpu> gpus;
+  std::vector<Nic> nics;
+  // gpuPaths[i][j]: path between GPU i and GPU j; gpuNicPaths[i][k]: GPU i to NIC k.
+  std::vector<std::vector<PathClass>> gpuPaths;
+  std::vector<std::vector<PathClass>> gpuNicPaths;
+};
+
+// Where one rank runs.
+struct RankPlace {
+  int host = 0;
+  int socket = 0;
+  int gpu = -1;  // index into its host's gpus, -1 for a host-memory rank
+};
+
+struct Topology {
+  std::vector<Host> hosts;
+  std::vector<RankPlace> ranks;
+  std::map<PathClass, LinkParams> links;  // estimates per class (defaults + file + tuning)
+  double hostReduceGBs = 20;              // CPU reducer rate (bytes of output per second / 1e9)
+  double deviceReduceGBs = 1000;          // GPU reducer rate
+  std::string source;                     // "discovered", a file path, ...
+
+  // The class of the path data takes between two ranks (Self for a == b).
+  PathClass pathBetweenRanks(int a, int b) const;
+  LinkParams link(PathClass c) const;  // falls back to defaultLink(c)
+  // The NIC of `host` nearest to `gpu` (or to `socket` when gpu < 0); -1 if the host has none.
+  int nearestNic(int host, int gpu, int socket) const;
+  // Ranks grouped by host, each group in rank order.
+  std::vector<std::vector<int>> ranksByHost() const;
+};
+
+LinkParams defaultLink(PathClass c);
+
+// Text format described in docs/topology.md; an hwloc XML file is accepted too.
+Status loadTopologyFile(const std::string& path, Topology* out);
+Status saveTopologyFile(const Topology& t, const std::string& path);
+// This host only, one rank per GPU (or one host-memory rank if there are none).
+Status discoverLocalHost(Host* out, std::string* notes);
+
+}  // namespace chorus::topo
