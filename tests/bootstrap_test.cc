@@ -2,8 +2,11 @@
 // forking is safe); rank 0's child creates the unique id and hands it to the others through
 // pipes. Each child reports an exit code and a line of text; the parent waits with a deadline
 // and SIGKILLs whatever is left.
+#include "bootstrap/bootstrap.h"
+
 #include <arpa/inet.h>
 #include <fcntl.h>
+#include <gtest/gtest.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -18,9 +21,6 @@
 #include <thread>
 #include <vector>
 
-#include <gtest/gtest.h>
-
-#include "bootstrap/bootstrap.h"
 #include "bootstrap/env_init.h"
 #include "bootstrap/unique_id_codec.h"
 #include "bootstrap/wire.h"
@@ -113,21 +113,23 @@ void expectAllPassed(const std::vector<Outcome>& out) {
     EXPECT_EQ(out[r].code, 0) << "rank " << r << ": " << out[r].text;
 }
 
-#define CHILD_CHECK(cond, text)      \
-  do {                               \
-    if (!(cond)) {                   \
-      *msg = std::string(text);      \
-      return 1;                      \
-    }                                \
+#define CHILD_CHECK(cond, text) \
+  do {                          \
+    if (!(cond)) {              \
+      *msg = std::string(text); \
+      return 1;                 \
+    }                           \
   } while (0)
 
-#define CHILD_OK(expr)                                  \
-  do {                                                  \
-    Status _s = (expr);                                 \
-    CHILD_CHECK(_s.ok(), #expr ": " + _s.toString());   \
+#define CHILD_OK(expr)                                \
+  do {                                                \
+    Status _s = (expr);                               \
+    CHILD_CHECK(_s.ok(), #expr ": " + _s.toString()); \
   } while (0)
 
-double secondsSince(int64_t startNs) { return double(nowNs() - startNs) / 1e9; }
+double secondsSince(int64_t startNs) {
+  return double(nowNs() - startNs) / 1e9;
+}
 
 bool contains(const std::string& s, const std::string& part) {
   return s.find(part) != std::string::npos;
@@ -189,8 +191,8 @@ int exerciseCollectives(Bootstrap& b, std::string* msg) {
   CHILD_OK(b.allgather(mine.data(), sizeof(int64_t) * 5, all.data(), Deadline::after(10)));
   for (int r = 0; r < n; ++r)
     for (int i = 0; i < 5; ++i)
-      CHILD_CHECK(all[r * 5 + i] == r * 1000 + i, "allgather content wrong at rank " +
-                                                      std::to_string(r));
+      CHILD_CHECK(all[r * 5 + i] == r * 1000 + i,
+                  "allgather content wrong at rank " + std::to_string(r));
   for (int root = 0; root < n; ++root) {
     std::vector<uint32_t> data(7, 0);
     if (me == root)
@@ -288,7 +290,7 @@ int actAsStranger(int kind, const UniqueId& realId, std::string* msg) {
     const char junk[] = "GET / HTTP/1.0\r\n\r\n\x01\x02garbage";
     CHILD_OK(sendAll(s.fd(), junk, sizeof junk, Deadline::after(1)));
   }
-  usleep(kind == 0 ? 200000 : 3000000);
+  usleep(kind == 0 ? 200000 : 1500000);  // the silent one holds on while the job meets
   return 0;
 }
 
@@ -303,6 +305,66 @@ TEST(Bootstrap, StrangersDoNotDisturbTheJob) {
     std::unique_ptr<Bootstrap> b;
     CHILD_OK(Bootstrap::connect(id, rank, n, Deadline::after(15), &b));
     return exerciseCollectives(*b, msg);
+  });
+  expectAllPassed(out);
+}
+
+// Plays rank 2 by hand: checks in at the root, then tries rank 0's star listener with garbage
+// and with a wrong secret before joining properly.
+int twoFacedRank2(const UniqueId& id, std::string* msg) {
+  boot::RootInfo root;
+  CHILD_OK(boot::decodeUniqueId(id, &root));
+  boot::Hello h;
+  memcpy(h.secret, root.secret, kSecretBytes);
+  h.rank = 2;
+  h.size = 3;
+  h.pid = getpid();
+  h.host = "test";
+  std::vector<uint8_t> hello = boot::encodeHello(h);
+  auto handshake = [&](const SockAddr& to, const std::vector<uint8_t>& payload, Socket* s,
+                       Frame* reply) {
+    int err = 0;
+    CHORUS_RETURN_IF_ERROR(connectWithRetry(to, Deadline::after(5), s, &err));
+    CHORUS_RETURN_IF_ERROR(
+        sendFrame(s->fd(), boot::kHello, payload.data(), payload.size(), Deadline::after(5)));
+    FrameReader r;
+    return recvFrame(s->fd(), &r, Deadline::after(5), reply);
+  };
+  Socket toRoot, bad, good, junk;
+  Frame f;
+  CHILD_OK(handshake(root.addr, hello, &toRoot, &f));
+  boot::Table table;
+  CHILD_CHECK(f.type == boot::kTable, "no table");
+  CHILD_OK(boot::decodeTable(f.payload, &table));
+  int err = 0;
+  CHILD_OK(connectWithRetry(table.starAddr, Deadline::after(5), &junk, &err));
+  CHILD_OK(sendAll(junk.fd(), "\xff\xff\xff\xffjunkjunkjunk", 16, Deadline::after(1)));
+  boot::Hello wrong = h;
+  wrong.secret[5] ^= 1;
+  CHILD_OK(handshake(table.starAddr, boot::encodeHello(wrong), &bad, &f));
+  Status rejected = boot::unexpectedFrame(f, "rank 0", "an error");
+  CHILD_CHECK(f.type == boot::kError && contains(rejected.message(), "wrong job secret"),
+              rejected.toString());
+  CHILD_OK(handshake(table.starAddr, hello, &good, &f));
+  CHILD_CHECK(f.type == boot::kReady, "not admitted after the strangers");
+  usleep(300000);
+  CHILD_OK(sendFrame(good.fd(), boot::kGoodbye, nullptr, 0, Deadline::after(1)));
+  return 0;
+}
+
+TEST(Bootstrap, StrangersAtRankZeroAreRejected) {
+  IdChannel ch(3);
+  auto out = runChildren(3, [&](int rank, std::string* msg) {
+    UniqueId id;
+    CHILD_OK(shareId(ch, rank, &id));
+    if (rank == 2) return twoFacedRank2(id, msg);
+    std::unique_ptr<Bootstrap> b;
+    CHILD_OK(Bootstrap::connect(id, rank, 3, Deadline::after(15), &b));
+    FailureRecorder rec;
+    b->setFailureHandler(rec.handler());
+    usleep(600000);
+    CHILD_CHECK(rec.count() == 0, "failure after a clean goodbye: " + rec.text);
+    return 0;
   });
   expectAllPassed(out);
 }
@@ -340,9 +402,9 @@ TEST(Bootstrap, MissingRankIsNamed) {
     int64_t start = nowNs();
     std::unique_ptr<Bootstrap> b;
     Status st = Bootstrap::connect(id, rank, 4, Deadline::after(10), &b);
-    CHILD_CHECK(!st.ok() && contains(st.message(), "missing ranks: 2") &&
-                    contains(st.message(), "3 of 4"),
-                st.toString());
+    CHILD_CHECK(
+        !st.ok() && contains(st.message(), "missing ranks: 2") && contains(st.message(), "3 of 4"),
+        st.toString());
     CHILD_CHECK(secondsSince(start) < 4.5, "took too long");
     *msg = st.message();
     return 0;
@@ -491,13 +553,29 @@ TEST(Bootstrap, RendezvousOverIpv6Loopback) {
 // ---- environment init ----
 
 void clearLauncherEnvironment() {
-  for (const char* v :
-       {"CHORUS_RANK", "CHORUS_WORLD_SIZE", "CHORUS_LOCAL_RANK", "CHORUS_LOCAL_SIZE", "RANK",
-        "WORLD_SIZE", "LOCAL_RANK", "LOCAL_WORLD_SIZE", "OMPI_COMM_WORLD_RANK",
-        "OMPI_COMM_WORLD_SIZE", "OMPI_COMM_WORLD_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_SIZE",
-        "SLURM_PROCID", "SLURM_NTASKS", "SLURM_LOCALID", "SLURM_NTASKS_PER_NODE",
-        "CHORUS_COMM_ID", "MASTER_ADDR", "MASTER_PORT", "CHORUS_SECRET", "TORCHELASTIC_RUN_ID",
-        "OMPI_MCA_ess_base_jobid", "SLURM_JOB_ID"})
+  for (const char* v : {"CHORUS_RANK",
+                        "CHORUS_WORLD_SIZE",
+                        "CHORUS_LOCAL_RANK",
+                        "CHORUS_LOCAL_SIZE",
+                        "RANK",
+                        "WORLD_SIZE",
+                        "LOCAL_RANK",
+                        "LOCAL_WORLD_SIZE",
+                        "OMPI_COMM_WORLD_RANK",
+                        "OMPI_COMM_WORLD_SIZE",
+                        "OMPI_COMM_WORLD_LOCAL_RANK",
+                        "OMPI_COMM_WORLD_LOCAL_SIZE",
+                        "SLURM_PROCID",
+                        "SLURM_NTASKS",
+                        "SLURM_LOCALID",
+                        "SLURM_NTASKS_PER_NODE",
+                        "CHORUS_COMM_ID",
+                        "MASTER_ADDR",
+                        "MASTER_PORT",
+                        "CHORUS_SECRET",
+                        "TORCHELASTIC_RUN_ID",
+                        "OMPI_MCA_ess_base_jobid",
+                        "SLURM_JOB_ID"})
     unsetenv(v);
 }
 
@@ -550,9 +628,9 @@ TEST(BootstrapEnv, BadValuesAreClearErrors) {
     LaunchInfo info;
     auto expectError = [&](const char* part) {
       Status st = launchInfoFromEnvironment(1, &info);
-      return !st.ok() && contains(st.message(), part) ? std::string()
-                                                      : "wanted '" + std::string(part) +
-                                                            "', got " + st.toString();
+      return !st.ok() && contains(st.message(), part)
+                 ? std::string()
+                 : "wanted '" + std::string(part) + "', got " + st.toString();
     };
     clearLauncherEnvironment();
     std::string e = expectError("CHORUS_RANK and CHORUS_WORLD_SIZE");

@@ -65,8 +65,7 @@ Status meetRoot(const Attempt& a, const Socket& starListener, Table* table) {
   if (st.code() == StatusCode::Timeout)
     return Status::Timeout("timed out after " + seconds(a.totalSec) +
                            " s waiting for the other ranks to reach the " + where +
-                           " (it has not heard from all " + std::to_string(a.size) +
-                           " ranks yet)");
+                           " (it has not heard from all " + std::to_string(a.size) + " ranks yet)");
   if (!st.ok())
     return Status::RemoteError("the " + where + " closed the connection without an answer (" +
                                st.message() + "); it may have exited or rejected this rank");
@@ -74,28 +73,27 @@ Status meetRoot(const Attempt& a, const Socket& starListener, Table* table) {
   return decodeTable(f.payload, table);
 }
 
-Status acceptStar(const Attempt& a, const Socket& listener,
+Status acceptStar(const Attempt& a, const Socket& listener, const Table& table,
                   std::vector<std::unique_ptr<PeerLink>>* peers) {
-  SockAddr bound;
-  CHORUS_RETURN_IF_ERROR(localAddress(listener.fd(), &bound));
-  HelloCollector c(listener.fd(),
-                   {a.root.secret, 1, a.size, "rank 0's bootstrap listener " + bound.toString()});
+  // Named by the address it advertised (it listens on every interface).
+  HelloCollector c(listener.fd(), {a.root.secret, 1, a.size,
+                                   "rank 0's bootstrap listener " + table.starAddr.toString()});
   Status st = c.run(a.deadline);
   if (st.code() == StatusCode::Timeout) {
-    st = Status::Timeout("rank 0 timed out after " + seconds(a.totalSec) +
-                         " s waiting for ranks to connect to it; missing ranks: " +
-                         formatRankList(c.missing()) +
-                         " (they reached the bootstrap root, so they died since or cannot "
-                         "reach rank 0: check firewalls and CHORUS_SOCKET_IFNAME)");
+    st = Status::Timeout(
+        "rank 0 timed out after " + seconds(a.totalSec) +
+        " s waiting for ranks to connect to it; missing ranks: " + formatRankList(c.missing()) +
+        " (they reached the bootstrap root, so they died since or cannot "
+        "reach rank 0: check firewalls and CHORUS_SOCKET_IFNAME)");
     for (auto& adm : c.admitted())
       if (adm) sendErrorFrame(adm->sock.fd(), st);
   }
   CHORUS_RETURN_IF_ERROR(st);
   for (int r = 1; r < a.size; ++r) {
     Admitted& adm = *c.admitted()[r];
-    CHORUS_RETURN_IF_ERROR(sendFrame(adm.sock.fd(), kReady, nullptr, 0, a.deadline)
-                               .withContext("telling rank " + std::to_string(r) +
-                                            " the bootstrap is ready"));
+    CHORUS_RETURN_IF_ERROR(
+        sendFrame(adm.sock.fd(), kReady, nullptr, 0, a.deadline)
+            .withContext("telling rank " + std::to_string(r) + " the bootstrap is ready"));
     auto link = std::make_unique<PeerLink>();
     link->rank = r;
     link->who = {adm.hello.pid, adm.hello.host};
@@ -143,7 +141,7 @@ Status connectImpl(const Attempt& a, std::unique_ptr<Bootstrap>* out) {
   Table table;
   CHORUS_RETURN_IF_ERROR(meetRoot(a, starListener, &table));
   std::vector<std::unique_ptr<PeerLink>> peers(a.size);
-  if (a.rank == 0 && a.size > 1) CHORUS_RETURN_IF_ERROR(acceptStar(a, starListener, &peers));
+  if (a.rank == 0 && a.size > 1) CHORUS_RETURN_IF_ERROR(acceptStar(a, starListener, table, &peers));
   if (a.rank != 0) CHORUS_RETURN_IF_ERROR(joinStar(a, table, &peers));
   auto b = std::make_unique<StarBootstrap>(a.rank, a.size, a.root.secret, std::move(peers));
   CHORUS_RETURN_IF_ERROR(b->start());

@@ -44,8 +44,8 @@ Status readRanks(const Launcher& l, LaunchInfo* out) {
   bool has = false;
   CHORUS_RETURN_IF_ERROR(readInt(l.size, 1, 1 << 24, &out->size, &has));
   if (!has)
-    return Status::InvalidArgument(std::string(l.rank) + " is set but " + l.size +
-                                   " is not; the " + l.name + " launcher sets both");
+    return Status::InvalidArgument(std::string(l.rank) + " is set but " + l.size + " is not; the " +
+                                   l.name + " launcher sets both");
   CHORUS_RETURN_IF_ERROR(readInt(l.rank, 0, out->size - 1, &out->rank, &has));
   bool hasLocalSize = false, hasLocalRank = false;
   CHORUS_RETURN_IF_ERROR(readInt(l.localSize, 1, out->size, &out->localSize, &hasLocalSize));
@@ -83,7 +83,8 @@ Status readSecret(const std::string& rootText, uint8_t* secret) {
   for (const char* v : {"TORCHELASTIC_RUN_ID", "OMPI_MCA_ess_base_jobid", "SLURM_JOB_ID"})
     if (auto x = envString(v)) job += std::string(v) + "=" + *x + ";";
   deriveJobSecret(rootText, job, secret);
-  LOG_INFO(kLogBoot, "job secret derived from the root address%s; set CHORUS_SECRET (64 hex "
+  LOG_INFO(kLogBoot,
+           "job secret derived from the root address%s; set CHORUS_SECRET (64 hex "
            "digits, the same on every rank) for one that others cannot compute",
            job.empty() ? " alone (no job id variable set)" : " and the job id");
   return Status::Ok();
@@ -105,7 +106,7 @@ Status parseSecretHex(const std::string& hex, uint8_t* out) {
   for (size_t i = 0; i < kSecretBytes; ++i) {
     int hi = nibble(hex[2 * i]), lo = nibble(hex[2 * i + 1]);
     if (hi < 0 || lo < 0)
-      return Status::InvalidArgument("'" + hex.substr(2 * i, 2) + "' at offset " +
+      return Status::InvalidArgument(std::string("'").append(hex, 2 * i, 2) + "' at offset " +
                                      std::to_string(2 * i) + " is not hex");
     out[i] = uint8_t(hi << 4 | lo);
   }
@@ -133,7 +134,10 @@ Status launchInfoFromEnvironment(double timeoutSec, LaunchInfo* out) {
   *out = LaunchInfo();
   const Launcher* found = nullptr;
   for (const Launcher& l : kLaunchers)
-    if (envString(l.rank)) { found = &l; break; }
+    if (envString(l.rank)) {
+      found = &l;
+      break;
+    }
   if (!found)
     return Status::InvalidArgument(
         "no launcher rank in the environment: set CHORUS_RANK and CHORUS_WORLD_SIZE, or start "

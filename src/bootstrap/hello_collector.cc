@@ -34,7 +34,9 @@ std::vector<int> HelloCollector::missing() const {
   return out;
 }
 
-bool HelloCollector::complete() const { return size_ > 0 && missing().empty(); }
+bool HelloCollector::complete() const {
+  return size_ > 0 && missing().empty();
+}
 
 Status HelloCollector::run(Deadline deadline) {
   while (!complete()) {
@@ -76,8 +78,10 @@ void HelloCollector::acceptNew() {
     }
     if (!got) return;
     if (pending_.size() >= kMaxPending) {
-      LOG_WARN(kLogBoot, "%s: dropping connection from %s: %zu connections are already waiting "
-               "to say hello", rules_.where.c_str(), p.peer.toString().c_str(), pending_.size());
+      LOG_WARN(kLogBoot,
+               "%s: dropping connection from %s: %zu connections are already waiting "
+               "to say hello",
+               rules_.where.c_str(), p.peer.toString().c_str(), pending_.size());
       continue;
     }
     p.deadline = Deadline::after(kHelloTimeoutSec);
@@ -100,8 +104,10 @@ bool HelloCollector::servePending(Pending& p) {
     return true;
   }
   if (closed) {
-    LOG_WARN(kLogBoot, "%s: connection from %s closed before saying hello (a stranger or a "
-             "port scan; ignored)", rules_.where.c_str(), p.peer.toString().c_str());
+    LOG_WARN(kLogBoot,
+             "%s: connection from %s closed before saying hello (a stranger or a "
+             "port scan; ignored)",
+             rules_.where.c_str(), p.peer.toString().c_str());
     return true;
   }
   if (p.deadline.expired()) {
@@ -144,8 +150,8 @@ Status HelloCollector::admissible(const Hello& h) const {
   int size = size_ > 0 ? size_ : h.size;
   if (h.rank < rules_.firstRank || h.rank >= size)
     return Status::InvalidArgument("rank " + std::to_string(h.rank) + " is out of range [" +
-                                   std::to_string(rules_.firstRank) + ", " +
-                                   std::to_string(size) + ")");
+                                   std::to_string(rules_.firstRank) + ", " + std::to_string(size) +
+                                   ")");
   if (size_ > 0 && admitted_[h.rank]) {
     const Admitted& a = *admitted_[h.rank];
     return Status::InvalidArgument(
@@ -160,10 +166,9 @@ Status HelloCollector::admissible(const Hello& h) const {
 
 void HelloCollector::reject(Socket& sock, const SockAddr& peer, int rank, const Status& why) {
   std::string who = rank >= 0 ? "rank " + std::to_string(rank) : "connection";
-  Status told(why.code() == StatusCode::Timeout ? StatusCode::Timeout
-                                                : StatusCode::InvalidArgument,
-              rules_.where + " rejected " + who + " from " + peer.toString() + ": " +
-                  why.message());
+  Status told(
+      why.code() == StatusCode::Timeout ? StatusCode::Timeout : StatusCode::InvalidArgument,
+      rules_.where + " rejected " + who + " from " + peer.toString() + ": " + why.message());
   LOG_WARN(kLogBoot, "%s (the job goes on)", told.message().c_str());
   sendErrorFrame(sock.fd(), told);
   sock.reset();

@@ -45,8 +45,8 @@ void sendTables(HelloCollector& c, const std::string& where) {
       LOG_WARN(kLogBoot, "%s: could not send the table to rank %d: %s", where.c_str(),
                a->hello.rank, st.message().c_str());
   }
-  LOG_INFO(kLogBoot, "%s: all %d ranks checked in; rank 0 listens at %s", where.c_str(),
-           c.size(), t.starAddr.toString().c_str());
+  LOG_INFO(kLogBoot, "%s: all %d ranks checked in; rank 0 listens at %s", where.c_str(), c.size(),
+           t.starAddr.toString().c_str());
 }
 
 void reportTimeout(HelloCollector& c, const std::string& where, double timeoutSec) {
@@ -55,11 +55,11 @@ void reportTimeout(HelloCollector& c, const std::string& where, double timeoutSe
              secondsText(timeoutSec).c_str());
     return;
   }
-  Status st = Status::Timeout(where + ": timed out after " + secondsText(timeoutSec) +
-                              " s with " + std::to_string(c.admittedCount()) + " of " +
-                              std::to_string(c.size()) + " ranks; missing ranks: " +
-                              formatRankList(c.missing()) +
-                              ". Were all ranks started, with the same unique id?");
+  Status st =
+      Status::Timeout(where + ": timed out after " + secondsText(timeoutSec) + " s with " +
+                      std::to_string(c.admittedCount()) + " of " + std::to_string(c.size()) +
+                      " ranks; missing ranks: " + formatRankList(c.missing()) +
+                      ". Were all ranks started, with the same unique id?");
   LOG_WARN(kLogBoot, "%s", st.message().c_str());
   for (Admitted* a : answerOrder(c)) sendErrorFrame(a->sock.fd(), st);
 }
@@ -99,8 +99,8 @@ Status startRoot(UniqueId* id, double timeoutSec) {
   boot::RootInfo info;
   CHORUS_RETURN_IF_ERROR(boot::decodeUniqueId(*id, &info));
   Socket listener;
-  CHORUS_RETURN_IF_ERROR(boot::listenForRoot(info.addr, &listener)
-                             .withContext("could not start the bootstrap root"));
+  CHORUS_RETURN_IF_ERROR(
+      boot::listenForRoot(info.addr, &listener).withContext("could not start the bootstrap root"));
   if (info.addr.port() == 0) {
     SockAddr bound;
     CHORUS_RETURN_IF_ERROR(localAddress(listener.fd(), &bound));

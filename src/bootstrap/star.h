@@ -87,8 +87,8 @@ class StarBootstrap final : public Bootstrap {
   std::atomic<bool> stopping_{false};
 
   std::mutex failMu_;
-  Status failure_;           // guarded by failMu_: the first failure
-  FailureHandler handler_;   // guarded by failMu_
+  Status failure_;              // guarded by failMu_: the first failure
+  FailureHandler handler_;      // guarded by failMu_
   bool handlerCalled_ = false;  // guarded by failMu_
 };
 

@@ -114,10 +114,8 @@ Status StarBootstrap::sendResult(const DataHeader& h, const void* data, size_t b
   return first;
 }
 
-Status StarBootstrap::takeResult(const DataHeader& h, size_t bytes, Deadline deadline,
-                                 Message* m) {
-  Status st = takeData(0, h, bytes, deadline, m);
-  return st;
+Status StarBootstrap::takeResult(const DataHeader& h, size_t bytes, Deadline deadline, Message* m) {
+  return takeData(0, h, bytes, deadline, m);
 }
 
 Status StarBootstrap::takeData(int src, const DataHeader& expect, size_t payloadBytes,
@@ -134,11 +132,11 @@ Status StarBootstrap::takeData(int src, const DataHeader& expect, size_t payload
   if (got.flags & kDataIsError) return decodeError(m->payload);
   if (got.op != expect.op || got.arg != expect.arg || got.bytes != expect.bytes) {
     DataHeader theirs = got;
-    return Status::InvalidUsage(
-        "mismatched bootstrap calls: rank " + std::to_string(src) + " made " +
-        callName(theirs) + " with " + std::to_string(got.bytes) + " bytes, this rank " +
-        callName(expect) + " with " + std::to_string(expect.bytes) +
-        " bytes; all ranks must make the same calls in the same order");
+    return Status::InvalidUsage("mismatched bootstrap calls: rank " + std::to_string(src) +
+                                " made " + callName(theirs) + " with " + std::to_string(got.bytes) +
+                                " bytes, this rank " + callName(expect) + " with " +
+                                std::to_string(expect.bytes) +
+                                " bytes; all ranks must make the same calls in the same order");
   }
   if (m->payload.size() != payloadBytes)
     return Status::Internal("rank " + std::to_string(src) + " sent " +

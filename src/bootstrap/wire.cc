@@ -20,9 +20,12 @@ PeerIdentity selfIdentity() {
 
 const char* collOpName(CollOp op) {
   switch (op) {
-    case CollOp::Allgather: return "allgather";
-    case CollOp::Broadcast: return "broadcast";
-    case CollOp::Barrier: return "barrier";
+    case CollOp::Allgather:
+      return "allgather";
+    case CollOp::Broadcast:
+      return "broadcast";
+    case CollOp::Barrier:
+      return "barrier";
   }
   return "unknown collective";
 }
@@ -71,7 +74,9 @@ bool Reader::bytes(void* p, size_t n) {
   off_ += n;
   return true;
 }
-bool Reader::u8(uint8_t* v) { return bytes(v, 1); }
+bool Reader::u8(uint8_t* v) {
+  return bytes(v, 1);
+}
 bool Reader::u16(uint16_t* v) {
   uint8_t b[2];
   if (!bytes(b, 2)) return false;
@@ -182,8 +187,7 @@ Status decodeError(const std::vector<uint8_t>& payload) {
   Reader r(payload);
   uint32_t code;
   std::string text;
-  if (!r.u32(&code) || !r.str(&text, 1 << 16) || code == 0 ||
-      code > uint32_t(StatusCode::Internal))
+  if (!r.u32(&code) || !r.str(&text, 1 << 16) || code == 0 || code > uint32_t(StatusCode::Internal))
     return Status::RemoteError("peer sent a malformed error message");
   return Status(StatusCode(code), text);
 }
@@ -201,8 +205,8 @@ void encodeDataHeader(const DataHeader& h, Writer* w) {
 Status decodeDataHeader(Reader* r, DataHeader* h) {
   uint8_t op;
   uint16_t pad;
-  if (!r->u64(&h->seq) || !r->i32(&h->src) || !r->u8(&op) || !r->u8(&h->flags) ||
-      !r->u16(&pad) || !r->i32(&h->arg) || !r->u64(&h->bytes))
+  if (!r->u64(&h->seq) || !r->i32(&h->src) || !r->u8(&op) || !r->u8(&h->flags) || !r->u16(&pad) ||
+      !r->i32(&h->arg) || !r->u64(&h->bytes))
     return Status::Internal("malformed bootstrap DATA frame");
   h->op = CollOp(op);
   return Status::Ok();
@@ -246,7 +250,7 @@ std::string formatRankList(const std::vector<int>& ranks, size_t maxShown) {
     if (!out.empty()) out += ", ";
     if (shown >= maxShown) return out + "...";
     out += std::to_string(ranks[i]);
-    if (j > i) out += "-" + std::to_string(ranks[j]);
+    if (j > i) out.append("-").append(std::to_string(ranks[j]));
     shown += j - i + 1;
     i = j;
   }

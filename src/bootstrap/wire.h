@@ -65,8 +65,8 @@ struct DataHeader {
   int32_t src = 0;
   CollOp op = CollOp::Barrier;
   uint8_t flags = 0;
-  int32_t arg = 0;      // broadcast root
-  uint64_t bytes = 0;   // per-rank byte count the sender was called with
+  int32_t arg = 0;     // broadcast root
+  uint64_t bytes = 0;  // per-rank byte count the sender was called with
 };
 inline constexpr size_t kDataHeaderBytes = 28;
 const char* collOpName(CollOp op);

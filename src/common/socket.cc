@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstring>
 #include <thread>
 
@@ -37,9 +38,8 @@ std::string SockAddr::host() const {
 }
 
 std::string SockAddr::toString() const {
-  std::string h = host();
-  if (family() == AF_INET6) h = "[" + h + "]";
-  return h + ":" + std::to_string(port());
+  std::string out = family() == AF_INET6 ? std::string("[").append(host()).append("]") : host();
+  return out.append(":").append(std::to_string(port()));
 }
 
 SockAddr SockAddr::any(int family, int port) {
@@ -75,7 +75,10 @@ Status resolveHost(const std::string& hostIn, int port, SockAddr* out) {
     return Status::InvalidArgument("cannot resolve host '" + host + "': " + gai_strerror(rc));
   const addrinfo* pick = res;
   for (const addrinfo* p = res; p; p = p->ai_next)
-    if (p->ai_family == AF_INET) { pick = p; break; }  // IPv4 first: it is what most jobs use
+    if (p->ai_family == AF_INET) {
+      pick = p;
+      break;
+    }  // IPv4 first: it is what most jobs use
   memcpy(&out->storage, pick->ai_addr, pick->ai_addrlen);
   out->len = pick->ai_addrlen;
   out->setPort(port);
@@ -119,8 +122,7 @@ bool interfaceMatches(const std::string& specIn, const std::string& name) {
   while (pos <= spec.size() && !listed) {
     size_t comma = std::min(spec.find(',', pos), spec.size());
     std::string item = spec.substr(pos, comma - pos);
-    if (!item.empty())
-      listed = exact ? name == item : name.compare(0, item.size(), item) == 0;
+    if (!item.empty()) listed = exact ? name == item : name.compare(0, item.size(), item) == 0;
     pos = comma + 1;
   }
   return exclude ? !listed : listed;
@@ -149,6 +151,21 @@ SockAddr fromIfaddr(const ifaddrs* ifa) {
 }  // namespace
 
 Status findInterfaces(const std::string& spec, size_t maxCount, std::vector<NetInterface>* out) {
+  return findInterfaces(spec, AF_UNSPEC, maxCount, out);
+}
+
+bool parseFamily(const std::string& text, int* family) {
+  std::string t;
+  for (char c : text) t += char(tolower(static_cast<unsigned char>(c)));
+  if (t.empty() || t == "any" || t == "af_unspec") *family = AF_UNSPEC;
+  else if (t == "4" || t == "ipv4" || t == "inet" || t == "af_inet") *family = AF_INET;
+  else if (t == "6" || t == "ipv6" || t == "inet6" || t == "af_inet6") *family = AF_INET6;
+  else return false;
+  return true;
+}
+
+Status findInterfaces(const std::string& spec, int family, size_t maxCount,
+                      std::vector<NetInterface>* out) {
   out->clear();
   ifaddrs* list = nullptr;
   if (getifaddrs(&list) != 0) return Status::FromErrno(errno, "getifaddrs");
@@ -158,10 +175,12 @@ Status findInterfaces(const std::string& spec, size_t maxCount, std::vector<NetI
     if (!ifa->ifa_addr || !(ifa->ifa_flags & IFF_UP)) continue;
     int fam = ifa->ifa_addr->sa_family;
     if (fam != AF_INET && fam != AF_INET6) continue;
+    if (family != AF_UNSPEC && fam != family) continue;
     std::string name = ifa->ifa_name;
     if (seen.find(" " + name + " ") == std::string::npos) seen += " " + name + " ";
     bool loop = (ifa->ifa_flags & IFF_LOOPBACK) != 0;
-    bool ok = spec.empty() ? fam == AF_INET && !loop && !isVirtualBridge(name)
+    const int wanted = family == AF_INET6 ? AF_INET6 : AF_INET;
+    bool ok = spec.empty() ? fam == wanted && !loop && !isVirtualBridge(name)
                            : interfaceMatches(spec, name);
     if (ok) found.push_back({addressRank(ifa->ifa_addr), {name, fromIfaddr(ifa)}});
   }
@@ -174,9 +193,10 @@ Status findInterfaces(const std::string& spec, size_t maxCount, std::vector<NetI
   if (!spec.empty())
     return Status::InvalidArgument("CHORUS_SOCKET_IFNAME='" + spec +
                                    "' matches no interface that is up with an IP address; "
-                                   "interfaces here:" + seen);
+                                   "interfaces here:" +
+                                   seen);
   NetInterface lo{"lo", {}};
-  CHORUS_RETURN_IF_ERROR(resolveHost("127.0.0.1", 0, &lo.addr));
+  CHORUS_RETURN_IF_ERROR(resolveHost(family == AF_INET6 ? "::1" : "127.0.0.1", 0, &lo.addr));
   out->push_back(lo);
   return Status::Ok();
 }
@@ -316,7 +336,8 @@ Status sendAll(int fd, const void* data, size_t bytes, Deadline deadline) {
     if (n < 0 && errno == EINTR) continue;
     if (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK) {
       if (errno == EPIPE || errno == ECONNRESET)
-        return Status::RemoteError(std::string("connection closed by peer (") + strerror(errno) + ")");
+        return Status::RemoteError(std::string("connection closed by peer (") + strerror(errno) +
+                                   ")");
       return Status::FromErrno(errno, "send");
     }
     short rev = 0;

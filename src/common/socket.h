@@ -55,6 +55,13 @@ struct NetInterface {
 // IPv4 interfaces, else loopback 127.0.0.1. An empty result with a spec is an error that
 // lists what exists.
 Status findInterfaces(const std::string& spec, size_t maxCount, std::vector<NetInterface>* out);
+// The same, limited to one address family (AF_INET or AF_INET6; AF_UNSPEC = no limit). Without
+// a spec and with AF_INET6: up, non-loopback, non-bridge IPv6 (global first), else ::1.
+Status findInterfaces(const std::string& spec, int family, size_t maxCount,
+                      std::vector<NetInterface>* out);
+// "4", "ipv4", "inet", "AF_INET" -> AF_INET; the same with 6 -> AF_INET6; "" or "any" ->
+// AF_UNSPEC (CHORUS_SOCKET_FAMILY's syntax). false if `text` is none of these.
+bool parseFamily(const std::string& text, int* family);
 
 // Owns one file descriptor; closes it on destruction.
 class Socket {
