@@ -177,8 +177,7 @@ Status ShmTransport::attach(Bootstrap* bs, const std::vector<int>& hostOf, Deadl
     h->localSize = L.localSize;
     h->slotBytes = L.slotBytes;
     h->slots = L.slots;
-    std::atomic_thread_fence(std::memory_order_release);
-    h->magic = kShmMagic;
+    h->magic = kShmMagic;  // published to the others by the exchange that follows
   }
   // Everyone reports whether it mapped; after this exchange nobody needs the name any more.
   char ok = st.ok() ? 1 : 0;
