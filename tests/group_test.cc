@@ -2,6 +2,8 @@
 // one thread driving several communicators, and sub-communicators by color and key.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <thread>
 #include <vector>
 
@@ -125,6 +127,25 @@ TEST(Group, OneThreadDrivesTwoCommunicators) {
   EXPECT_EQ(describeFailures(results), "");
 }
 
+// A rank that destroys its communicator while the others still call a collective is an error
+// for them (named, and quick), not a wait until the timeout.
+TEST(Group, PeerThatLeftEarlyIsAnErrorNotAHang) {
+  auto results = runRanks(3, [](RankContext& ctx) {
+    auto comm = ctx.connect();
+    if (!comm) return 1;
+    if (ctx.rank == 2) return 0;  // leaves cleanly at once
+    usleep(300000);
+    std::vector<float> v(100000, 1.0f);
+    Status st = comm->allReduce(v.data(), v.data(), v.size(), DataType::Float32, RedOp::Sum);
+    ctx.report("%s", st.toString().c_str());
+    return st.code() == StatusCode::RemoteError &&
+                   st.message().find("rank 2 left the job") != std::string::npos
+               ? 0
+               : 2;
+  });
+  EXPECT_EQ(describeFailures(results), "");
+}
+
 TEST(Split, ColorsAndKeysFormSubCommunicators) {
   auto results = runRanks(5, [](RankContext& ctx) {
     auto comm = ctx.connect();
@@ -137,7 +158,12 @@ TEST(Split, ColorsAndKeysFormSubCommunicators) {
       ctx.report("split: %s", st.toString().c_str());
       return 2;
     }
-    if (ctx.rank == 4) return sub ? 3 : 0;
+    if (ctx.rank == 4) {
+      if (sub) return 3;
+      int v = 1;
+      st = comm->allReduce(&v, &v, 1, DataType::Int32, RedOp::Sum);
+      return st.ok() && v == 5 ? 0 : 8;
+    }
     if (!sub || sub->size() != 2) return 4;
     const int expectRank = ctx.rank >= 2 ? 0 : 1;  // higher old rank first
     if (sub->rank() != expectRank) {

@@ -53,6 +53,11 @@ class Bootstrap {
   virtual Status broadcast(void* data, size_t bytes, int root, Deadline deadline) = 0;
   virtual Status barrier(Deadline deadline) = 0;
 
+  // True once `rank` has left the job cleanly (destroyed its communicator). Rank 0 relays every
+  // goodbye, so each rank learns of it within a round trip. A clean exit is not a failure, but
+  // waiting for data from a rank that has left is: the data can no longer come.
+  virtual bool hasLeft(int rank) const = 0;
+
   virtual void setFailureHandler(FailureHandler handler) = 0;
   // Tells every other rank that this rank failed with `status` (their handlers run with a
   // message naming this rank). Non-blocking best effort.

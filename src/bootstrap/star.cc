@@ -15,7 +15,11 @@ namespace chorus::boot {
 
 StarBootstrap::StarBootstrap(int rank, int size, const uint8_t* secret,
                              std::vector<std::unique_ptr<PeerLink>> peers)
-    : rank_(rank), size_(size), peers_(std::move(peers)), mailbox_(size) {
+    : rank_(rank),
+      size_(size),
+      peers_(std::move(peers)),
+      mailbox_(size),
+      left_(new std::atomic<bool>[size]()) {
   memcpy(secret_, secret, kSecretBytes);
 }
 
@@ -107,6 +111,19 @@ void StarBootstrap::handleFrame(PeerLink& p, Frame& f) {
     p.saidGoodbye = true;
     p.open = false;
     mailbox_.peerLeft(p.rank);
+    markLeft(p.rank);
+    if (rank_ == 0) {
+      // The others have no link to p: tell them, so nobody waits for data p can no longer send.
+      uint32_t who = uint32_t(p.rank);
+      Deadline d = Deadline::after(1.0);
+      for (auto& q : peers_)
+        if (q && q.get() != &p && !q->saidGoodbye && q->open)
+          (void)send(q->rank, kPeerLeft, &who, sizeof who, d);
+    }
+  } else if (f.type == kPeerLeft && rank_ != 0 && f.payload.size() == sizeof(uint32_t)) {
+    uint32_t who = 0;
+    memcpy(&who, f.payload.data(), sizeof who);
+    markLeft(int(who));
   } else if (f.type == kPeerError) {
     Status theirs = decodeError(f.payload);
     peerFailed(p.rank, Status::RemoteError(describeRank(p.rank, p.who) +
@@ -151,6 +168,10 @@ void StarBootstrap::relayFailure(int failedRank, const Status& st) {
       LOG_TRACE(kLogBoot, "rank 0: could not relay a failure to rank %d: %s", p->rank,
                 sent.message().c_str());
   }
+}
+
+void StarBootstrap::markLeft(int rank) {
+  if (rank >= 0 && rank < size_) left_[rank].store(true, std::memory_order_release);
 }
 
 void StarBootstrap::recordFailure(const Status& st) {

@@ -48,6 +48,9 @@ class StarBootstrap final : public Bootstrap {
   Status broadcast(void* data, size_t bytes, int root, Deadline deadline) override;
   Status barrier(Deadline deadline) override;
 
+  bool hasLeft(int rank) const override {
+    return rank >= 0 && rank < size_ && left_[rank].load(std::memory_order_acquire);
+  }
   void setFailureHandler(FailureHandler handler) override;
   void reportError(const Status& status) override;
 
@@ -61,6 +64,7 @@ class StarBootstrap final : public Bootstrap {
   void peerFailed(int rank, const Status& st);
   void relayFailure(int failedRank, const Status& st);
   void recordFailure(const Status& st);
+  void markLeft(int rank);
 
   // Collectives (star_collectives.cc).
   DataHeader nextHeader(CollOp op, int32_t arg, uint64_t bytes);
@@ -86,6 +90,7 @@ class StarBootstrap final : public Bootstrap {
   std::thread thread_;
   std::atomic<bool> stopping_{false};
 
+  std::unique_ptr<std::atomic<bool>[]> left_;  // by rank: left cleanly
   std::mutex failMu_;
   Status failure_;              // guarded by failMu_: the first failure
   FailureHandler handler_;      // guarded by failMu_

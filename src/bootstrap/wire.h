@@ -29,6 +29,7 @@ enum FrameType : uint32_t {
   kGoodbye = 6,     // the sender is leaving cleanly
   kPeerError = 7,   // the sender failed (reportError)
   kPeerFailed = 8,  // rank 0 -> rank r: some rank failed (rank + text)
+  kPeerLeft = 9,    // rank 0 -> rank r: some rank left cleanly (rank)
 };
 
 struct Hello {

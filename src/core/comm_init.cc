@@ -68,6 +68,7 @@ Status Communicator::Impl::init(const UniqueId& id, int r, int n, const Config& 
   env.reducer = &CpuReducer::get();
   env.failed = &failed;
   env.failure = [this] { return currentError(); };
+  env.peerLeft = [this](int peer) { return bootstrap->hasLeft(peer); };
   env.spinNs = config.spinNs;
   env.yieldWhileSpinning = oversubscribed;
   executor = std::make_unique<Executor>(std::move(env));

@@ -200,10 +200,29 @@ Executor::Poll Executor::poll(Status* err) {
   return moved ? Poll::Moved : Poll::Idle;
 }
 
-Status Executor::checkIdle() const {
+int Executor::departedPeer() const {
+  if (!env_.peerLeft) return -1;
+  for (size_t i = first_; i < steps_->size(); ++i) {
+    const Step& s = (*steps_)[i];
+    if (!finished(int(i)) && s.kind != StepKind::Copy && env_.peerLeft(s.peer)) return s.peer;
+  }
+  return -1;
+}
+
+Status Executor::checkIdle() {
   if (env_.failed->load(std::memory_order_acquire)) return env_.failure();
   if (deadline_.expired()) return waitingError();
-  return Status::Ok();
+  if (departedPeer() < 0) return Status::Ok();
+  // It left after posting everything it ever will: one more pass takes what is there.
+  Status err;
+  Poll p = poll(&err);
+  if (p == Poll::Failed) return err;
+  const int gone = departedPeer();
+  if (p != Poll::Idle || gone < 0) return Status::Ok();
+  Status st = waitingError();
+  return Status::RemoteError("rank " + std::to_string(gone) +
+                             " left the job (destroyed its communicator) while rank " +
+                             std::to_string(env_.rank) + " still needed it: " + st.message());
 }
 
 Status Executor::run(const Plan& plan, const OpDesc& desc, uint32_t opSeq, RedOp reduceOp,

@@ -41,6 +41,7 @@ struct ExecEnv {
   const CpuReducer* reducer = nullptr;
   const std::atomic<bool>* failed = nullptr;  // set when the communicator has an error
   std::function<Status()> failure;            // the recorded error, once `failed` is set
+  std::function<bool(int)> peerLeft;          // has this peer left the job cleanly?
   int64_t spinNs = 50000;
   bool yieldWhileSpinning = false;  // more local ranks than cores: let the others run
 };
@@ -57,8 +58,9 @@ class Executor {
   enum class Poll { Done, Moved, Idle, Failed };
   // One pass over the steps; Failed leaves the error in *err.
   Poll poll(Status* err);
-  // Checks the communicator's failure flag and the deadline; for callers that idle.
-  Status checkIdle() const;
+  // For callers that idle: the communicator's failure, the deadline, or a peer this run still
+  // needs having left the job. May poll once more (so call poll() again after it).
+  Status checkIdle();
   // start + poll until done, spinning then sleeping on the transport when idle.
   Status run(const Plan& plan, const OpDesc& desc, uint32_t opSeq, RedOp reduceOp,
              const ExecBuffers& bufs, Deadline deadline);
@@ -82,6 +84,7 @@ class Executor {
   bool headerMatches(const WireHeader& h, const Step& s, uint64_t n) const;
   Status mismatch(const WireHeader& got, int peer) const;
   Status waitingError() const;
+  int departedPeer() const;  // a peer an unfinished step needs that has left, or -1
 
   ExecEnv env_;
   // The current run.
