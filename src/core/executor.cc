@@ -219,10 +219,11 @@ Status Executor::checkIdle() {
   if (p == Poll::Failed) return err;
   const int gone = departedPeer();
   if (p != Poll::Idle || gone < 0) return Status::Ok();
-  Status st = waitingError();
   return Status::RemoteError("rank " + std::to_string(gone) +
                              " left the job (destroyed its communicator) while rank " +
-                             std::to_string(env_.rank) + " still needed it: " + st.message());
+                             std::to_string(env_.rank) + " still needed it, in " + blockedOn() +
+                             ". Every rank must make the same calls before destroying its "
+                             "communicator");
 }
 
 Status Executor::run(const Plan& plan, const OpDesc& desc, uint32_t opSeq, RedOp reduceOp,
@@ -281,7 +282,7 @@ Status Executor::mismatch(const WireHeader& got, int peer) const {
       "root, in the same order (point-to-point counts are in bytes)");
 }
 
-Status Executor::waitingError() const {
+std::string Executor::blockedOn() const {
   std::string where;
   for (size_t i = first_; i < steps_->size(); ++i) {
     const Step& s = (*steps_)[i];
@@ -294,11 +295,14 @@ Status Executor::waitingError() const {
             " of " + std::to_string(st.chunks) + ")";
     break;
   }
-  return Status::Timeout("timed out on rank " + std::to_string(env_.rank) + " in " +
-                         desc_.toString() +
-                         (p2p_ ? "" : " (collective #" + std::to_string(expect_.opSeq) + ")") +
-                         where + ". Is that rank alive and making the same call? If the job is "
-                         "just slow, raise CHORUS_TIMEOUT");
+  return desc_.toString() +
+         (p2p_ ? "" : " (collective #" + std::to_string(expect_.opSeq) + ")") + where;
+}
+
+Status Executor::waitingError() const {
+  return Status::Timeout("timed out on rank " + std::to_string(env_.rank) + " in " + blockedOn() +
+                         ". Is that rank alive and making the same call? If the job is just "
+                         "slow, raise CHORUS_TIMEOUT");
 }
 
 }  // namespace chorus

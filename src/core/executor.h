@@ -83,6 +83,7 @@ class Executor {
   bool advanceCopy(int i);
   bool headerMatches(const WireHeader& h, const Step& s, uint64_t n) const;
   Status mismatch(const WireHeader& got, int peer) const;
+  std::string blockedOn() const;  // the call and the first step still waiting, for errors
   Status waitingError() const;
   int departedPeer() const;  // a peer an unfinished step needs that has left, or -1
 
