@@ -5,6 +5,7 @@
 
 #include "common/log.h"
 #include "nccl/api.h"
+#include "nccl/group.h"
 
 namespace chorus::nccl {
 
@@ -35,6 +36,7 @@ ncclResult_t toResult(StatusCode code) {
 ncclResult_t recordError(const char* fn, const Status& st) {
   std::string text = std::string(fn) + ": " + st.toString();
   LOG_WARN(kLogInit, "%s", text.c_str());
+  noteGroupError(st);
   std::lock_guard<std::mutex> g(gLastMu);
   gLast = std::move(text);
   return toResult(st.code());
@@ -49,7 +51,7 @@ std::string lastErrorText() {
 
 extern "C" const char* pncclGetErrorString(ncclResult_t result) {
   // NCCL's own wording: programs and their tests compare these strings.
-  switch (result) {
+  switch (rawValue(result)) {
     case ncclSuccess: return "no error";
     case ncclUnhandledCudaError: return "unhandled cuda error (run with NCCL_DEBUG=INFO for details)";
     case ncclSystemError: return "unhandled system error (run with NCCL_DEBUG=INFO for details)";
