@@ -2,7 +2,7 @@
 
 function(chorus_resolve_option name found)
   if(${name} STREQUAL "AUTO")
-    set(value ${found})
+    set(value ${${found}})  # the value of the variable named by `found`
   elseif(${name})
     if(NOT ${found})
       message(FATAL_ERROR "${name}=ON but the dependency was not found")

@@ -61,22 +61,45 @@ int launchReduce(RedOp op, void* dst, const void* a, const void* b, size_t n, cu
   return int(cudaGetLastError());
 }
 
-// Calls f.template operator()<T>() with the storage type of t.
-template <typename F>
-int withType(DataType t, F&& f) {
+template <typename T>
+struct ReduceLaunch {
+  static int run(RedOp op, void* dst, const void* a, const void* b, size_t n, cudaStream_t s) {
+    return launchReduce<T>(op, dst, a, b, n, s);
+  }
+};
+template <typename T>
+struct ScaleLaunch {
+  static int run(void* dst, const void* src, size_t n, const void* scalar, cudaStream_t s) {
+    scaleKernel<T><<<blocksFor(n), kThreads, 0, s>>>(
+        static_cast<T*>(dst), static_cast<const T*>(src), n, *static_cast<const T*>(scalar));
+    return int(cudaGetLastError());
+  }
+};
+template <typename T>
+struct DivideLaunch {
+  static int run(void* dst, const void* src, size_t n, uint64_t divisor, cudaStream_t s) {
+    divideKernel<T><<<blocksFor(n), kThreads, 0, s>>>(static_cast<T*>(dst),
+                                                       static_cast<const T*>(src), n, divisor);
+    return int(cudaGetLastError());
+  }
+};
+
+// Calls Launch<T>::run(args...) with the storage type T of t.
+template <template <typename> class Launch, typename... Args>
+int withType(DataType t, Args... args) {
   switch (t) {
-    case DataType::Int8: return f.template operator()<int8_t>();
-    case DataType::Uint8: return f.template operator()<uint8_t>();
-    case DataType::Int32: return f.template operator()<int32_t>();
-    case DataType::Uint32: return f.template operator()<uint32_t>();
-    case DataType::Int64: return f.template operator()<int64_t>();
-    case DataType::Uint64: return f.template operator()<uint64_t>();
-    case DataType::Float16: return f.template operator()<Half>();
-    case DataType::Float32: return f.template operator()<float>();
-    case DataType::Float64: return f.template operator()<double>();
-    case DataType::Bfloat16: return f.template operator()<Bf16>();
-    case DataType::Float8E4M3: return f.template operator()<E4m3>();
-    case DataType::Float8E5M2: return f.template operator()<E5m2>();
+    case DataType::Int8: return Launch<int8_t>::run(args...);
+    case DataType::Uint8: return Launch<uint8_t>::run(args...);
+    case DataType::Int32: return Launch<int32_t>::run(args...);
+    case DataType::Uint32: return Launch<uint32_t>::run(args...);
+    case DataType::Int64: return Launch<int64_t>::run(args...);
+    case DataType::Uint64: return Launch<uint64_t>::run(args...);
+    case DataType::Float16: return Launch<Half>::run(args...);
+    case DataType::Float32: return Launch<float>::run(args...);
+    case DataType::Float64: return Launch<double>::run(args...);
+    case DataType::Bfloat16: return Launch<Bf16>::run(args...);
+    case DataType::Float8E4M3: return Launch<E4m3>::run(args...);
+    case DataType::Float8E5M2: return Launch<E5m2>::run(args...);
   }
   return int(cudaErrorInvalidValue);
 }
@@ -86,27 +109,19 @@ int withType(DataType t, F&& f) {
 int reduce(DataType t, RedOp op, void* dst, const void* a, const void* b, size_t n,
            CUstream_st* stream) {
   if (n == 0) return 0;
-  return withType(t, [&]<typename T>() { return launchReduce<T>(op, dst, a, b, n, stream); });
+  return withType<ReduceLaunch>(t, op, dst, a, b, n, stream);
 }
 
 int scale(DataType t, void* dst, const void* src, size_t n, const void* scalar,
           CUstream_st* stream) {
   if (n == 0) return 0;
-  return withType(t, [&]<typename T>() {
-    scaleKernel<T><<<blocksFor(n), kThreads, 0, stream>>>(
-        static_cast<T*>(dst), static_cast<const T*>(src), n, *static_cast<const T*>(scalar));
-    return int(cudaGetLastError());
-  });
+  return withType<ScaleLaunch>(t, dst, src, n, scalar, stream);
 }
 
 int divide(DataType t, void* dst, const void* src, size_t n, uint64_t divisor,
            CUstream_st* stream) {
   if (n == 0) return 0;
-  return withType(t, [&]<typename T>() {
-    divideKernel<T><<<blocksFor(n), kThreads, 0, stream>>>(static_cast<T*>(dst),
-                                                            static_cast<const T*>(src), n, divisor);
-    return int(cudaGetLastError());
-  });
+  return withType<DivideLaunch>(t, dst, src, n, divisor, stream);
 }
 
 }  // namespace chorus::cuda

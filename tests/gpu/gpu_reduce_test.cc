@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
 #include <random>
 #include <vector>
 
@@ -14,12 +15,14 @@
 namespace chorus {
 namespace {
 
-void skipWithoutDevice() {
+// Empty if a device is usable, else why not.
+std::string noDeviceReason() {
   int n = 0;
   cudaError_t e = cudaGetDeviceCount(&n);
-  if (e != cudaSuccess || n == 0)
-    GTEST_SKIP() << "no CUDA device here (" << cudaGetErrorString(e)
-                 << "); run tests/gpu/run.sh on a GPU machine";
+  if (e == cudaSuccess && n > 0) return "";
+  return std::string("no CUDA device here (") +
+         (e == cudaSuccess ? "none found" : cudaGetErrorString(e)) +
+         "); run tests/gpu/run.sh on a GPU machine";
 }
 
 struct DeviceBuf {
@@ -37,7 +40,7 @@ std::vector<unsigned char> randomValues(DataType t, size_t n, unsigned seed) {
 }
 
 TEST(GpuReduce, MatchesCpuReducerForEveryTypeAndOp) {
-  skipWithoutDevice();
+  if (std::string why = noDeviceReason(); !why.empty()) GTEST_SKIP() << why;
   const size_t n = 100003;
   const CpuReducer& cpu = CpuReducer::get();
   for (int ti = 0; ti < kNumDataTypes; ++ti) {
