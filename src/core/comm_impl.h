@@ -16,6 +16,8 @@
 
 namespace chorus {
 
+struct NetTransports;  // core/mixed_sleeper.h
+
 // A growable, 64-byte aligned byte buffer for scratch space that lives across calls.
 class ScratchBuffer {
  public:
@@ -33,6 +35,8 @@ struct Communicator::Impl {
   Config config;
   std::unique_ptr<Bootstrap> bootstrap;
   std::unique_ptr<ShmTransport> shm;
+  std::unique_ptr<NetTransports> net;    // TCP and the shm+tcp sleeper, when peers are remote
+  std::atomic<Transport*> sleeper{nullptr};  // what the executor sleeps on, to wake it
   std::unique_ptr<Executor> executor;
   std::unordered_map<OpDesc, Plan, OpDescHash> plans;
   uint32_t opSeq = 0;  // collectives issued so far; travels in every message header
@@ -70,7 +74,6 @@ struct Communicator::Impl {
   Status failedRun(const Status& st, const OpDesc& d);
 
  private:
-  Status discoverHosts(std::vector<int>* hostOf, bool* oversubscribed);
   const Plan& planFor(const OpDesc& d);
 };
 

@@ -9,6 +9,8 @@
 #include "bootstrap/env_init.h"
 #include "common/log.h"
 #include "core/comm_impl.h"
+#include "core/mixed_sleeper.h"
+#include "core/transport_plan.h"
 
 namespace chorus {
 
@@ -20,6 +22,9 @@ struct PeerInfo {
   int32_t pid;
   uint32_t shmSlotBytes;
   uint32_t shmSlots;
+  uint32_t tcpChunkBytes;
+  uint32_t tcpStreams;
+  uint8_t forceTcp;  // CHORUS_TRANSPORT=tcp: TCP between every pair, even on one host
 };
 
 std::string defaultHostId() {
@@ -31,64 +36,35 @@ std::string defaultHostId() {
   return std::string(host) + ":" + boot;
 }
 
+std::string tcpSettings(const PeerInfo& p) {
+  return "CHORUS_TCP_CHUNK_BYTES=" + std::to_string(p.tcpChunkBytes) +
+         " CHORUS_SOCKET_NSTREAMS=" + std::to_string(p.tcpStreams) +
+         " CHORUS_TRANSPORT=" + (p.forceTcp ? "tcp" : "auto");
+}
+
 int usableCpus() {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
   return int(sysconf(_SC_NPROCESSORS_ONLN));
 }
 
-}  // namespace
-
-Status Communicator::Impl::init(const UniqueId& id, int r, int n, const Config& cfg) {
-  rank = r;
-  size = n;
-  config = cfg;
-  Deadline deadline = Deadline::after(config.timeoutSec);
-  CHORUS_RETURN_IF_ERROR(Bootstrap::connect(id, rank, size, deadline, &bootstrap));
-
-  std::vector<int> hostOf;
-  bool oversubscribed = false;
-  CHORUS_RETURN_IF_ERROR(discoverHosts(&hostOf, &oversubscribed));
-  for (int q = 0; q < size; ++q)
-    if (hostOf[q] != hostOf[rank])
-      return Status::Unsupported(
-          "rank " + std::to_string(rank) + " and rank " + std::to_string(q) +
-          " are on different hosts, and this build of Chorus only has the shared-memory "
-          "transport: run all ranks on one host (or set CHORUS_HOSTID to the same value on "
-          "every rank if they really share one)");
-
-  ShmOptions shmOpts{config.shmSlotBytes, config.shmSlots};
-  CHORUS_RETURN_IF_ERROR(ShmTransport::create(bootstrap.get(), hostOf, shmOpts, deadline, &shm));
-
-  ExecEnv env;
-  env.rank = rank;
-  env.conns.assign(size, nullptr);
-  for (int q = 0; q < size; ++q) env.conns[q] = shm->connection(q);
-  env.sleeper = shm.get();
-  env.reducer = &CpuReducer::get();
-  env.failed = &failed;
-  env.failure = [this] { return currentError(); };
-  env.peerLeft = [this](int peer) { return bootstrap->hasLeft(peer); };
-  env.spinNs = config.spinNs;
-  env.yieldWhileSpinning = oversubscribed;
-  executor = std::make_unique<Executor>(std::move(env));
-
-  // From here on a dead peer or a remote error poisons this communicator.
-  bootstrap->setFailureHandler([this](const Status& st) { fail(st); });
-  LOG_INFO(kLogInit, "rank %d of %d ready (shm, %s reducer%s)", rank, size,
-           CpuReducer::get().isa(), oversubscribed ? ", oversubscribed: yielding" : "");
-  return Status::Ok();
-}
-
-Status Communicator::Impl::discoverHosts(std::vector<int>* hostOf, bool* oversubscribed) {
+// Host grouping and the settings that must agree across ranks, in one exchange. (A free
+// function, so comm_impl.h needs no TCP types; Impl::discoverHosts is no longer used.)
+Status exchangePeerInfo(Communicator::Impl& c, const TcpOptions& tcp, bool forceTcp,
+                        std::vector<int>* hostOf, bool* oversubscribed) {
+  const Config& config = c.config;
+  const int rank = c.rank, size = c.size;
   PeerInfo me{};
   std::string host = config.hostId.empty() ? defaultHostId() : config.hostId;
   snprintf(me.host, sizeof me.host, "%s", host.c_str());
   me.pid = getpid();
   me.shmSlotBytes = uint32_t(config.shmSlotBytes);
   me.shmSlots = uint32_t(config.shmSlots);
+  me.tcpChunkBytes = uint32_t(tcp.chunkBytes);
+  me.tcpStreams = uint32_t(tcp.nstreams);
+  me.forceTcp = forceTcp;
   std::vector<PeerInfo> all(size);
-  CHORUS_RETURN_IF_ERROR(bootstrap->allgather(&me, sizeof me, all.data(),
+  CHORUS_RETURN_IF_ERROR(c.bootstrap->allgather(&me, sizeof me, all.data(),
                                               Deadline::after(config.timeoutSec)));
   hostOf->assign(size, -1);
   for (int q = 0; q < size; ++q) {
@@ -99,6 +75,12 @@ Status Communicator::Impl::discoverHosts(std::vector<int>* hostOf, bool* oversub
           " bytes, rank " + std::to_string(rank) + " uses " + std::to_string(me.shmSlots) +
           " of " + std::to_string(me.shmSlotBytes) +
           "; set CHORUS_SHM_SLOTS and CHORUS_SHM_SLOT_BYTES alike on every rank");
+    if (all[q].tcpChunkBytes != me.tcpChunkBytes || all[q].tcpStreams != me.tcpStreams ||
+        all[q].forceTcp != me.forceTcp)
+      return Status::InvalidArgument(
+          "configuration differs between ranks: rank " + std::to_string(q) + " has " +
+          tcpSettings(all[q]) + ", rank " + std::to_string(rank) + " has " + tcpSettings(me) +
+          "; set these alike on every rank");
     for (int p = 0; p <= q; ++p) {
       if (strncmp(all[p].host, all[q].host, sizeof me.host) == 0) {
         (*hostOf)[q] = p;
@@ -112,10 +94,76 @@ Status Communicator::Impl::discoverHosts(std::vector<int>* hostOf, bool* oversub
   return Status::Ok();
 }
 
+}  // namespace
+
+Status Communicator::Impl::init(const UniqueId& id, int r, int n, const Config& cfg) {
+  rank = r;
+  size = n;
+  config = cfg;
+  Deadline deadline = Deadline::after(config.timeoutSec);
+  CHORUS_RETURN_IF_ERROR(Bootstrap::connect(id, rank, size, deadline, &bootstrap));
+
+  std::vector<int> hostOf;
+  bool oversubscribed = false;
+  TcpOptions tcpOpts;
+  tcpOpts.timeoutSec = config.timeoutSec;
+  CHORUS_RETURN_IF_ERROR(TcpOptions::fromEnvironment(&tcpOpts));
+  bool forceTcp = false;
+  CHORUS_RETURN_IF_ERROR(transportMode(&forceTcp));
+  CHORUS_RETURN_IF_ERROR(exchangePeerInfo(*this, tcpOpts, forceTcp, &hostOf, &oversubscribed));
+  TransportPlan tp = planTransports(hostOf, rank, forceTcp, config.shmSlotBytes, tcpOpts);
+
+  ShmOptions shmOpts{config.shmSlotBytes, config.shmSlots};
+  CHORUS_RETURN_IF_ERROR(
+      ShmTransport::create(bootstrap.get(), tp.shmHostOf, shmOpts, deadline, &shm));
+  net = std::make_unique<NetTransports>();
+  if (tp.tcpUsed) {
+    tcpOpts.chunkBytes = tp.payload;
+    TcpHooks hooks;
+    hooks.onError = [this](const Status& st) { fail(st); };
+    if (tp.shmActive) hooks.wakeExecutor = [this] { shm->wake(); };
+    hooks.failed = &failed;
+    CHORUS_RETURN_IF_ERROR(TcpTransport::create(bootstrap.get(), tp.tcpPeer, tp.oneHost,
+                                                tcpOpts, std::move(hooks), deadline,
+                                                &net->tcp));
+    net->sleeper = std::make_unique<MixedSleeper>(shm.get(), net->tcp.get(), tp.payload,
+                                                  tp.shmActive);
+  }
+
+  ExecEnv env;
+  env.rank = rank;
+  env.conns.assign(size, nullptr);
+  Transport* waitOn = net->sleeper ? static_cast<Transport*>(net->sleeper.get()) : shm.get();
+  for (int q = 0; q < size; ++q) env.conns[q] = waitOn->connection(q);
+  env.sleeper = waitOn;
+  env.reducer = &CpuReducer::get();
+  env.failed = &failed;
+  env.failure = [this] { return currentError(); };
+  // Over TCP a peer's last data may still be on the wire, or unread in our ring, when its
+  // bootstrap goodbye lands: it has only left once its streams said goodbye too (after their
+  // last byte) and we consumed all it sent.
+  env.peerLeft = [this, tcp = net->tcp.get()](int peer) {
+    return bootstrap->hasLeft(peer) && (!tcp || tcp->peerFinished(peer));
+  };
+  env.spinNs = config.spinNs;
+  env.yieldWhileSpinning = oversubscribed;
+  executor = std::make_unique<Executor>(std::move(env));
+  sleeper.store(waitOn);
+
+  // From here on a dead peer or a remote error poisons this communicator.
+  bootstrap->setFailureHandler([this](const Status& st) { fail(st); });
+  LOG_INFO(kLogInit, "rank %d of %d ready (%s, %zu-byte chunks, %s reducer%s)", rank, size,
+           waitOn->name(), tp.payload, CpuReducer::get().isa(),
+           oversubscribed ? ", oversubscribed: yielding" : "");
+  return Status::Ok();
+}
+
 Communicator::Impl::~Impl() {
   // The bootstrap's service thread may call fail(), which touches the transport: stop it first.
   bootstrap.reset();
   executor.reset();
+  sleeper.store(nullptr);
+  net.reset();  // TCP drains and may ring shm's doorbell: before shm goes
   shm.reset();
 }
 

@@ -27,7 +27,11 @@ void Communicator::Impl::fail(const Status& st) {
     error = st;
   }
   failed.store(true, std::memory_order_release);
-  if (shm) shm->wake();
+  // Wake whatever the executor sleeps on (shm futex, TCP doorbell or both).
+  if (Transport* t = sleeper.load())
+    t->wake();
+  else if (shm)
+    shm->wake();
   LOG_WARN(kLogInit, "rank %d: communicator failed: %s", rank, st.toString().c_str());
 }
 

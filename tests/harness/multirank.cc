@@ -61,7 +61,7 @@ bool readExact(int fd, void* p, size_t n) {
 }
 }  // namespace
 
-RankGroup::RankGroup(int size, RankFn fn) {
+RankGroup::RankGroup(int size, RankFn fn, RankSetup setup) {
   // One pipe per non-zero rank carries the id from rank 0; one per rank carries its report.
   std::vector<int> idRead(size, -1), idWrite(size, -1);
   for (int r = 1; r < size; ++r) {
@@ -82,7 +82,11 @@ RankGroup::RankGroup(int size, RankFn fn) {
       ctx.rank = r;
       ctx.size = size;
       ctx.reportFd = rep[1];
-      int code = 0;
+      int code = setup ? setup(r) : 0;
+      if (code != 0) {
+        ctx.report("rank setup failed (%d)", code);
+        _exit(code);
+      }
       if (r == 0) {
         Status st = createUniqueId(&ctx.id, 60);
         if (!st.ok()) {
@@ -173,8 +177,8 @@ std::vector<RankResult> RankGroup::wait(double timeoutSec) {
   return res;
 }
 
-std::vector<RankResult> runRanks(int size, RankFn fn, double timeoutSec) {
-  RankGroup g(size, std::move(fn));
+std::vector<RankResult> runRanks(int size, RankFn fn, double timeoutSec, RankSetup setup) {
+  RankGroup g(size, std::move(fn), std::move(setup));
   return g.wait(timeoutSec);
 }
 

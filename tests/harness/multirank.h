@@ -39,11 +39,14 @@ struct RankResult {
 };
 
 using RankFn = std::function<int(RankContext&)>;
+// Runs first in each child, before rank 0 makes the unique id (so a rank can move into a
+// network namespace whose address the id then carries). Non-zero: the child exits with it.
+using RankSetup = std::function<int(int rank)>;
 
 class RankGroup {
  public:
   // Forks `size` ranks running fn; fn's return value is the exit code.
-  RankGroup(int size, RankFn fn);
+  RankGroup(int size, RankFn fn, RankSetup setup = {});
   ~RankGroup();  // kills and reaps whatever still runs
   pid_t pid(int rank) const { return pids_[rank]; }
   void kill(int rank, int sig);
@@ -57,7 +60,8 @@ class RankGroup {
 };
 
 // Runs and waits; on top, formats every failed rank's result into `failures`.
-std::vector<RankResult> runRanks(int size, RankFn fn, double timeoutSec = 120);
+std::vector<RankResult> runRanks(int size, RankFn fn, double timeoutSec = 120,
+                                 RankSetup setup = {});
 // "rank 2: exit 1: <report>" for each rank that did not succeed; empty if all did.
 std::string describeFailures(const std::vector<RankResult>& results);
 

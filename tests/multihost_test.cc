@@ -1,0 +1,100 @@
+// Several hosts on one machine (tests/netns): every collective across 2 hosts x 2 ranks (shm
+// within a host, TCP between) and 4 hosts x 1 rank (TCP only), checked against the reference;
+// and a link cut mid-collective, which must turn into an error on every rank before the
+// deadline. Skipped, with the reason, where network namespaces cannot be made.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <thread>
+
+#include "common/clock.h"
+#include "harness/collective_cases.h"
+#include "harness/multirank.h"
+#include "netns/netns_hosts.h"
+
+namespace chorus::test {
+namespace {
+
+struct Layout {
+  int hosts, perHost;
+};
+
+void reportTo(void* ctx, const char* line) { static_cast<RankContext*>(ctx)->report("%s", line); }
+
+RankSetup joinHosts(const NetnsHosts& net, int perHost, const char* timeout) {
+  return [&net, perHost, timeout](int rank) {
+    setenv("CHORUS_TIMEOUT", timeout, 1);
+    return net.enterHost(rank / perHost);
+  };
+}
+
+class MultiHost : public ::testing::TestWithParam<std::tuple<Layout, Coll>> {};
+
+TEST_P(MultiHost, MatchReference) {
+  const auto [layout, coll] = GetParam();
+  NetnsHosts net(layout.hosts);
+  if (!net.ok()) GTEST_SKIP() << net.whyNot();
+  auto results = runRanks(
+      layout.hosts * layout.perHost,
+      [coll = coll](RankContext& ctx) {
+        auto comm = ctx.connect();
+        if (!comm) return 1;
+        return runAllCases(*comm, coll, reportTo, &ctx) ? 1 : 0;
+      },
+      90, joinHosts(net, layout.perHost, "30"));
+  EXPECT_EQ(describeFailures(results), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Netns, MultiHost,
+    ::testing::Combine(::testing::Values(Layout{2, 2}, Layout{4, 1}),
+                       ::testing::Values(Coll::AllReduce, Coll::ReduceScatter, Coll::AllGather,
+                                         Coll::Broadcast, Coll::Reduce, Coll::AllToAll,
+                                         Coll::Gather, Coll::Scatter, Coll::SendRecv,
+                                         Coll::Barrier)),
+    [](const auto& info) {
+      const Layout l = std::get<0>(info.param);
+      return std::string(kCollNames[int(std::get<1>(info.param))]) + "_" +
+             std::to_string(l.hosts) + "hosts_x" + std::to_string(l.perHost);
+    });
+
+// Cut host 1's link while large allreduces run: nobody may hang; every rank reports an error
+// (a timeout or a broken connection) well before the test's own limit.
+TEST(MultiHostFaults, LinkCutGivesErrorsOnEveryRank) {
+  NetnsHosts net(2);
+  if (!net.ok()) GTEST_SKIP() << net.whyNot();
+  const double timeoutSec = 4;
+  RankGroup group(
+      4,
+      [](RankContext& ctx) {
+        auto comm = ctx.connect();
+        if (!comm) return 1;
+        std::vector<float> a(1 << 22, 1.0f), b(a.size());
+        Deadline stopAt = Deadline::after(40);
+        for (int i = 0; !stopAt.expired(); ++i) {
+          Status st = comm->allReduce(a.data(), b.data(), a.size(), DataType::Float32, {});
+          if (!st.ok()) {
+            ctx.report("after %d allreduces: %s", i, st.toString().c_str());
+            return 3;
+          }
+        }
+        ctx.report("no error within 40 s of the link cut");
+        return 4;
+      },
+      joinHosts(net, 2, "4"));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  ASSERT_TRUE(net.setLink(1, false));
+  const int64_t cutAt = nowNs();
+  auto results = group.wait(30);
+  const double took = double(nowNs() - cutAt) / 1e9;
+  for (const RankResult& r : results) {
+    EXPECT_EQ(r.exitCode, 3) << "rank " << r.rank << ": " << r.report;
+    EXPECT_FALSE(r.timedOut) << "rank " << r.rank << " hung";
+  }
+  EXPECT_LT(took, 3 * timeoutSec + 5) << "errors took " << took << " s after the cut";
+  for (const RankResult& r : results) printf("rank %d: %s", r.rank, r.report.c_str());
+}
+
+}  // namespace
+}  // namespace chorus::test

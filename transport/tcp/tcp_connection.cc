@@ -1,0 +1,238 @@
+#include "transport/tcp/tcp_connection.h"
+
+#include <sys/socket.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+#include "transport/tcp/handshake.h"
+#include "transport/tcp/tcp_transport.h"
+
+namespace chorus {
+
+namespace {
+constexpr size_t kHdr = sizeof(WireHeader);
+// The header sits right before the 64-byte aligned payload, so header and payload leave (and
+// arrive) as one contiguous run of bytes: one send() per message, not two.
+constexpr size_t kHeaderAt = 64 - kHdr;
+static_assert(kHdr <= 64, "WireHeader must fit before the payload's cache line");
+
+char* allocRing(size_t bytes) {
+  void* p = aligned_alloc(64, (bytes + 63) & ~size_t(63));
+  if (!p) abort();  // a few MiB at set-up; nothing sensible to do without them
+  return static_cast<char*>(p);
+}
+
+bool wouldBlock(int e) { return e == EAGAIN || e == EWOULDBLOCK; }
+}  // namespace
+
+TcpConnection::TcpConnection(TcpTransport* owner, int me, int peer, int nstreams, int slots,
+                             size_t chunkBytes)
+    : owner_(owner), me_(me), peer_(peer), slots_(uint64_t(slots)), chunk_(chunkBytes),
+      stride_(64 + ((chunkBytes + 63) & ~size_t(63))), streams_(size_t(nstreams)) {
+  sendRing_ = allocRing(slots_ * stride_);
+  recvRing_ = allocRing(slots_ * stride_);
+  sent_.reset(new uint8_t[slots_]());
+  received_.reset(new uint8_t[slots_]());
+  for (int s = 0; s < nstreams; ++s) streams_[s].nextSend = streams_[s].nextRecv = uint64_t(s);
+}
+
+TcpConnection::~TcpConnection() {
+  free(sendRing_);
+  free(recvRing_);
+}
+
+// ---- executor side ----
+
+bool TcpConnection::trySend(const WireHeader& h, const void* data) {
+  if (headLocal_ - tailSeen_ >= slots_) {
+    tailSeen_ = sendTail_.load(std::memory_order_acquire);
+    if (headLocal_ - tailSeen_ >= slots_) return false;
+  }
+  char* base = slot(sendRing_, headLocal_) + kHeaderAt;
+  memcpy(base, &h, kHdr);
+  if (h.bytes) memcpy(base + kHdr, data, h.bytes);
+  sendHead_.store(++headLocal_, std::memory_order_release);
+  owner_->kickThread();
+  return true;
+}
+
+const WireHeader* TcpConnection::peek(const void** payload) {
+  if (recvTailLocal_ == recvHeadSeen_) {
+    recvHeadSeen_ = recvHead_.load(std::memory_order_acquire);
+    if (recvTailLocal_ == recvHeadSeen_) return nullptr;
+  }
+  char* base = slot(recvRing_, recvTailLocal_) + kHeaderAt;
+  *payload = base + kHdr;
+  return reinterpret_cast<const WireHeader*>(base);
+}
+
+void TcpConnection::release() {
+  recvTail_.store(++recvTailLocal_, std::memory_order_release);
+  owner_->kickThread();  // the thread may be waiting for this slot
+}
+
+// ---- thread side ----
+
+Status TcpConnection::streamError(int s, const char* doing, int err) const {
+  std::string what = "tcp: rank " + std::to_string(me_) + " lost its connection to rank " +
+                     std::to_string(peer_) + " (stream " + std::to_string(s + 1) + " of " +
+                     std::to_string(streams_.size()) + ") while " + doing + ": ";
+  if (err == 0)
+    what += "the peer closed it without saying goodbye";
+  else
+    what += strerror(err);
+  return Status::RemoteError(what + ". Did rank " + std::to_string(peer_) +
+                             " exit or crash, or did the network between the two hosts fail?");
+}
+
+void TcpConnection::advanceSendTail() {
+  uint64_t t = sendTailLocal_;
+  while (sent_[t % slots_]) sent_[t++ % slots_] = 0;
+  if (t == sendTailLocal_) return;
+  sendTailLocal_ = t;
+  sendTail_.store(t, std::memory_order_release);
+  owner_->notifyExecutor();
+}
+
+void TcpConnection::advanceRecvHead() {
+  uint64_t h = recvHeadLocal_;
+  while (received_[h % slots_]) received_[h++ % slots_] = 0;
+  if (h == recvHeadLocal_) return;
+  recvHeadLocal_ = h;
+  recvHead_.store(h, std::memory_order_release);
+  owner_->notifyExecutor();
+}
+
+bool TcpConnection::pumpSend(int s, Status* err) {
+  Stream& st = streams_[s];
+  bool moved = false;
+  while (st.canWrite && !st.eof && st.nextSend < sendHead_.load(std::memory_order_acquire)) {
+    char* base = slot(sendRing_, st.nextSend) + kHeaderAt;
+    const size_t total = kHdr + reinterpret_cast<WireHeader*>(base)->bytes;
+    ssize_t n = send(st.sock.fd(), base + st.sendOff, total - st.sendOff,
+                     MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (wouldBlock(errno)) {
+        st.canWrite = false;
+        break;
+      }
+      *err = streamError(s, "sending", errno);
+      return moved;
+    }
+    moved = true;
+    st.sendOff += uint64_t(n);
+    if (st.sendOff < total) continue;
+    st.sendOff = 0;
+    sent_[st.nextSend % slots_] = 1;
+    st.nextSend += streams_.size();
+    advanceSendTail();
+  }
+  return moved;
+}
+
+bool TcpConnection::pumpRecv(int s, Status* err) {
+  Stream& st = streams_[s];
+  bool moved = false;
+  while (st.canRead && !st.eof) {
+    char* dst;
+    size_t want;
+    const bool inHeader = st.recvOff < kHdr;
+    if (inHeader) {
+      dst = reinterpret_cast<char*>(&st.hdr) + st.recvOff;
+      want = kHdr - st.recvOff;
+    } else {
+      // The payload needs a free slot; without one, TCP's window holds the peer back.
+      if (st.nextRecv >= recvTail_.load(std::memory_order_acquire) + slots_) break;
+      char* base = slot(recvRing_, st.nextRecv) + kHeaderAt;
+      if (st.recvOff == kHdr) memcpy(base, &st.hdr, kHdr);
+      dst = base + st.recvOff;
+      want = kHdr + st.hdr.bytes - st.recvOff;
+    }
+    ssize_t n = want ? recv(st.sock.fd(), dst, want, MSG_DONTWAIT) : 0;
+    if (want && n <= 0) {
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && wouldBlock(errno)) {
+        st.canRead = false;
+        break;
+      }
+      if (st.goodbye) {  // the end of a stream whose peer said goodbye is expected
+        st.eof = true;
+        break;
+      }
+      *err = streamError(s, "receiving", n == 0 ? 0 : errno);
+      return moved;
+    }
+    moved = true;
+    st.recvOff += uint64_t(n);
+    if (inHeader) {
+      if (st.recvOff < kHdr) continue;
+      if (st.hdr.reserved == kTcpGoodbye && st.hdr.bytes == 0) {
+        st.goodbye = true;
+        st.recvOff = 0;
+        bool all = true;
+        for (const Stream& o : streams_) all &= o.goodbye;
+        if (all) {
+          goodbyeAll_.store(true, std::memory_order_release);
+          owner_->notifyExecutor();
+        }
+        continue;
+      }
+      if (st.hdr.bytes > chunk_ || st.hdr.reserved != 0) {
+        *err = Status::RemoteError(
+            "tcp: rank " + std::to_string(me_) + " got a malformed message header from rank " +
+            std::to_string(peer_) + " (" + std::to_string(st.hdr.bytes) + " bytes, limit " +
+            std::to_string(chunk_) + "): do both ranks run the same Chorus version and "
+            "CHORUS_TCP_CHUNK_BYTES?");
+        return moved;
+      }
+    }
+    if (st.recvOff < kHdr + st.hdr.bytes) continue;
+    if (st.recvOff == kHdr) {  // an empty message: its slot must still be free
+      if (st.nextRecv >= recvTail_.load(std::memory_order_acquire) + slots_) continue;
+      memcpy(slot(recvRing_, st.nextRecv) + kHeaderAt, &st.hdr, kHdr);
+    }
+    st.recvOff = 0;
+    received_[st.nextRecv % slots_] = 1;
+    st.nextRecv += streams_.size();
+    advanceRecvHead();
+  }
+  return moved;
+}
+
+bool TcpConnection::flushed() const {
+  return sendTailLocal_ == sendHead_.load(std::memory_order_acquire);
+}
+
+void TcpConnection::sayGoodbye() {
+  for (Stream& st : streams_) {
+    if (!st.sock.valid()) continue;
+    if (st.sendOff == 0) {  // never in the middle of a message
+      WireHeader bye{};
+      bye.reserved = kTcpGoodbye;
+      ssize_t n = send(st.sock.fd(), &bye, kHdr, MSG_NOSIGNAL | MSG_DONTWAIT);
+      (void)n;
+    }
+    shutdown(st.sock.fd(), SHUT_WR);
+  }
+}
+
+bool TcpConnection::drainInput() {
+  bool all = true;
+  char scratch[16384];
+  for (Stream& st : streams_) {
+    while (!st.eof && st.sock.valid()) {
+      ssize_t n = recv(st.sock.fd(), scratch, sizeof scratch, MSG_DONTWAIT);
+      if (n > 0) continue;
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0 && wouldBlock(errno)) break;
+      st.eof = true;
+    }
+    all &= st.eof || !st.sock.valid();
+  }
+  return all;
+}
+
+}  // namespace chorus

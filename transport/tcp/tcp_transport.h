@@ -1,0 +1,123 @@
+// TCP transport: ranks on different hosts talk over non-blocking sockets, several streams per
+// peer. Messages are striped round-robin over the streams (message k goes on stream k % n), so
+// both sides know which stream carries which message and no reordering state is needed.
+//
+// One progress thread per transport runs an epoll loop over every stream socket, the listener
+// (which stays open to refuse strangers) and an eventfd the executor kicks. The executor and
+// the thread share, per peer, a ring of send slots and a ring of receive slots (single
+// producer, single consumer each); the kernel's TCP window is the flow control between hosts,
+// the rings bound what a rank buffers. Nothing the executor calls makes a syscall unless the
+// thread sleeps.
+#pragma once
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "bootstrap/bootstrap.h"
+#include "common/socket.h"
+#include "transport/transport.h"
+
+namespace chorus {
+
+struct TcpOptions {
+  std::string ifname;          // CHORUS_SOCKET_IFNAME (prefix, =exact, ^exclusion)
+  int family = AF_UNSPEC;      // CHORUS_SOCKET_FAMILY: 4 / 6 / any
+  int nstreams = 2;            // CHORUS_SOCKET_NSTREAMS: sockets per peer, 1..16
+  size_t chunkBytes = 512 << 10;  // CHORUS_TCP_CHUNK_BYTES: largest message
+  int slots = 16;              // CHORUS_TCP_SLOTS: messages buffered per peer and direction
+  double timeoutSec = 300;     // the communicator's timeout: connect, drain, TCP_USER_TIMEOUT
+
+  // Applies the CHORUS_* variables above to *out (timeoutSec is left alone).
+  static Status fromEnvironment(TcpOptions* out);
+  Status validate() const;
+};
+
+// How the transport reports to, and wakes, its communicator.
+struct TcpHooks {
+  std::function<void(const Status&)> onError;  // first connection failure, from the thread
+  std::function<void()> wakeExecutor;           // extra wake-up when the executor sleeps elsewhere
+  const std::atomic<bool>* failed = nullptr;    // set: do not wait to flush at shutdown
+};
+
+class TcpConnection;
+struct TcpHello;
+
+class TcpTransport final : public Transport {
+ public:
+  // Collective over all ranks of `bs`. `reach[q]` says whether this rank talks to q over TCP
+  // (symmetric across ranks). `loopbackOk`: every rank is on this host, so 127.0.0.1 will do.
+  static Status create(Bootstrap* bs, const std::vector<bool>& reach, bool loopbackOk,
+                       const TcpOptions& opts, TcpHooks hooks, Deadline deadline,
+                       std::unique_ptr<TcpTransport>* out);
+  ~TcpTransport() override;  // flushes what was posted (unless failed), says goodbye, joins
+  TcpTransport(const TcpTransport&) = delete;
+  TcpTransport& operator=(const TcpTransport&) = delete;
+
+  const char* name() const override { return "tcp"; }
+  Connection* connection(int peer) override;
+  size_t maxPayloadBytes() const override { return opts_.chunkBytes; }
+  uint32_t prepareSleep() override;
+  void sleep(uint32_t token, int64_t timeoutNs) override;
+  void endSleep() override;
+  void wake() override;
+
+  // True when `peer` is not reached over TCP, or it said goodbye on every stream and all it
+  // sent has been consumed. Executor thread only.
+  bool peerFinished(int peer) const;
+  const SockAddr& listenAddress() const { return listenAddr_; }
+  // Connections refused since start (strangers, bad handshakes); for tests and logs.
+  int refusedCount() const { return refused_.load(); }
+
+  // Called by connections on the executor's side after publishing work for the thread.
+  void kickThread();
+  // Called by the thread after publishing work for the executor.
+  void notifyExecutor();
+
+ private:
+  struct Pending;
+  TcpTransport() = default;
+  Status listen(bool loopbackOk);
+  Status connectAll(const std::vector<SockAddr>& addrs, Deadline deadline);
+  Status acceptAll(Deadline deadline);
+  Status confirmAll(const std::vector<SockAddr>& addrs, Deadline deadline);
+  bool checkHello(const TcpHello& h, const SockAddr& from, std::string* why) const;
+  void refuse(const SockAddr& from, const std::string& why);
+  bool readPending(Pending& p, bool setupOver);
+  void acceptWaiting(bool setupOver);
+  Status startThread();
+  void threadMain();
+  bool progressAll();
+  void handleListener();
+  void handlePending(uint32_t id);
+  void expirePending();
+  void drain();
+  void raise(const Status& st);
+
+  TcpOptions opts_;
+  TcpHooks hooks_;
+  int rank_ = 0;
+  int size_ = 0;
+  uint8_t secret_[kSecretBytes] = {};
+  std::vector<bool> reach_;
+  Socket listener_;
+  SockAddr listenAddr_;
+  std::string ifName_;
+  std::vector<std::unique_ptr<TcpConnection>> conns_;  // by rank; null where not reached
+  std::vector<std::unique_ptr<Pending>> pending_;      // accepted, handshake not yet read
+  uint32_t nextPendingId_ = 0;
+
+  Socket epoll_, kick_;
+  std::thread thread_;
+  std::atomic<bool> stop_{false};
+  std::atomic<bool> raised_{false};
+  std::atomic<int> refused_{0};
+  alignas(64) std::atomic<uint32_t> threadSleeping_{0};
+  alignas(64) std::atomic<uint32_t> bellSeq_{0};
+  std::atomic<uint32_t> bellSleeping_{0};
+};
+
+}  // namespace chorus
