@@ -4,6 +4,7 @@
 // and feeds the cost model, the selector, the hierarchical algorithms and chorus-sim/-topo.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
 #include <vector>
@@ -29,12 +30,19 @@ bool parsePathClass(const std::string& s, PathClass* out);
 struct LinkParams {
   double latencyUs = 0;     // alpha
   double bandwidthGBs = 0;  // 1/beta, GB/s per direction
+  bool operator==(const LinkParams&) const = default;
 };
 
 struct Gpu {
   std::string busId;  // "0000:17:00.0"
   int socket = 0;
   int numa = 0;
+  // PCIe switches between the socket's root complex and the device, top first, joined by '/'
+  // ("sw0/sw1"); empty when it hangs off a root port. Devices with the same chain share a switch.
+  std::string pci;
+  double pcieGTs = 0;  // link speed per lane (sysfs), 0 when unknown
+  int pcieWidth = 0;   // lanes, 0 when unknown
+  bool operator==(const Gpu&) const = default;
 };
 
 struct Nic {
@@ -44,10 +52,13 @@ struct Nic {
   int numa = 0;
   double speedGbps = 0;
   bool rdma = false;
+  std::string pci;  // as Gpu::pci
+  bool operator==(const Nic&) const = default;
 };
 
 struct Host {
   std::string name;
+  std::string id;  // identity that groups ranks into hosts (hostname:boot id); may be empty
   int sockets = 1;
   int coresPerSocket = 1;
   int numaNodes = 1;
@@ -56,6 +67,7 @@ struct Host {
   // gpuPaths[i][j]: path between GPU i and GPU j; gpuNicPaths[i][k]: GPU i to NIC k.
   std::vector<std::vector<PathClass>> gpuPaths;
   std::vector<std::vector<PathClass>> gpuNicPaths;
+  bool operator==(const Host&) const = default;
 };
 
 // Where one rank runs.
@@ -63,6 +75,7 @@ struct RankPlace {
   int host = 0;
   int socket = 0;
   int gpu = -1;  // index into its host's gpus, -1 for a host-memory rank
+  bool operator==(const RankPlace&) const = default;
 };
 
 struct Topology {
@@ -78,8 +91,14 @@ struct Topology {
   LinkParams link(PathClass c) const;  // falls back to defaultLink(c)
   // The NIC of `host` nearest to `gpu` (or to `socket` when gpu < 0); -1 if the host has none.
   int nearestNic(int host, int gpu, int socket) const;
-  // Ranks grouped by host, each group in rank order.
+  // Ranks grouped by host, each group in rank order: result[h] holds host h's ranks (one group
+  // per entry of `hosts`, empty for a host without ranks).
   std::vector<std::vector<int>> ranksByHost() const;
+  // Ranks of one host grouped by socket: result[s] for socket s of that host.
+  std::vector<std::vector<int>> ranksBySocket(int host) const;
+
+  // Everything but `source`, so a dump and its reload compare equal.
+  bool sameAs(const Topology& o) const;
 };
 
 LinkParams defaultLink(PathClass c);
@@ -89,5 +108,18 @@ Status loadTopologyFile(const std::string& path, Topology* out);
 Status saveTopologyFile(const Topology& t, const std::string& path);
 // This host only, one rank per GPU (or one host-memory rank if there are none).
 Status discoverLocalHost(Host* out, std::string* notes);
+// discoverLocalHost wrapped into a one-host Topology with its ranks placed as above.
+Status discoverLocalTopology(Topology* out, std::string* notes);
+
+// The text of a topology file, and its parser (`origin` names the text in error messages).
+std::string formatTopology(const Topology& t);
+Status parseTopology(const std::string& text, const std::string& origin, Topology* out);
+// Recomputes gpuPaths and gpuNicPaths from the devices' sockets and PCIe chains alone (no
+// NVLink: callers mark NVLink pairs afterwards).
+void derivePaths(Host* h);
+// Places ranks: one per GPU on every host (one host-memory rank for a host without GPUs).
+void placeRanksPerGpu(Topology* t);
+// Places n host-memory ranks on every host, spread over its sockets in blocks.
+void placeRanksPerHost(Topology* t, int n);
 
 }  // namespace chorus::topo
