@@ -16,6 +16,8 @@ struct Config {
   int shmSlots = 8;                 // CHORUS_SHM_SLOTS: messages in flight per pair
   int64_t spinNs = 50000;           // CHORUS_SPIN_NS: busy-wait before sleeping
   std::string hostId;               // CHORUS_HOSTID: overrides hostname + boot id
+  std::string topoFile;             // CHORUS_TOPO_FILE: load the topology instead of discovering
+  std::string topoDumpFile;         // CHORUS_TOPO_DUMP_FILE: rank 0 writes the job topology here
 
   // Starts from the defaults above and applies whatever CHORUS_* variables are set. A
   // malformed value is an InvalidArgument naming the variable.

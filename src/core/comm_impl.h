@@ -12,6 +12,7 @@
 #include "chorus/communicator.h"
 #include "core/executor.h"
 #include "core/op_desc.h"
+#include "topo/topology.h"
 #include "transport/shm/shm_transport.h"
 
 namespace chorus {
@@ -38,6 +39,7 @@ struct Communicator::Impl {
   std::unique_ptr<NetTransports> net;    // TCP and the shm+tcp sleeper, when peers are remote
   std::atomic<Transport*> sleeper{nullptr};  // what the executor sleeps on, to wake it
   std::unique_ptr<Executor> executor;
+  topo::Topology topology;  // the job's machines, for the selector and cost model
   std::unordered_map<OpDesc, Plan, OpDescHash> plans;
   uint32_t opSeq = 0;  // collectives issued so far; travels in every message header
   ScratchBuffer scratch, staging;

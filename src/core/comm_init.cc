@@ -10,6 +10,8 @@
 #include "common/log.h"
 #include "core/comm_impl.h"
 #include "core/mixed_sleeper.h"
+#include "topo/job.h"
+#include "topo/probe.h"
 #include "core/transport_plan.h"
 
 namespace chorus {
@@ -26,15 +28,6 @@ struct PeerInfo {
   uint32_t tcpStreams;
   uint8_t forceTcp;  // CHORUS_TRANSPORT=tcp: TCP between every pair, even on one host
 };
-
-std::string defaultHostId() {
-  char host[128] = {};
-  gethostname(host, sizeof host - 1);
-  std::string boot;
-  std::ifstream f("/proc/sys/kernel/random/boot_id");
-  std::getline(f, boot);
-  return std::string(host) + ":" + boot;
-}
 
 std::string tcpSettings(const PeerInfo& p) {
   return "CHORUS_TCP_CHUNK_BYTES=" + std::to_string(p.tcpChunkBytes) +
@@ -55,7 +48,7 @@ Status exchangePeerInfo(Communicator::Impl& c, const TcpOptions& tcp, bool force
   const Config& config = c.config;
   const int rank = c.rank, size = c.size;
   PeerInfo me{};
-  std::string host = config.hostId.empty() ? defaultHostId() : config.hostId;
+  std::string host = config.hostId.empty() ? topo::defaultHostId() : config.hostId;
   snprintf(me.host, sizeof me.host, "%s", host.c_str());
   me.pid = getpid();
   me.shmSlotBytes = uint32_t(config.shmSlotBytes);
@@ -102,6 +95,19 @@ Status Communicator::Impl::init(const UniqueId& id, int r, int n, const Config& 
   config = cfg;
   Deadline deadline = Deadline::after(config.timeoutSec);
   CHORUS_RETURN_IF_ERROR(Bootstrap::connect(id, rank, size, deadline, &bootstrap));
+
+  // The job's topology feeds algorithm choice only; which transport reaches a peer follows the
+  // real host identities below, since a topology file may describe a simulated machine.
+  topo::JobTopologyOptions topoOpts;
+  topoOpts.topoFile = config.topoFile;
+  topoOpts.dumpFile = config.topoDumpFile;
+  topoOpts.hostId = config.hostId;
+  CHORUS_RETURN_IF_ERROR(topo::buildJobTopology(
+      rank, size, topoOpts,
+      [&](const void* mine, size_t bytes, void* all) {
+        return bootstrap->allgather(mine, bytes, all, deadline);
+      },
+      &topology));
 
   std::vector<int> hostOf;
   bool oversubscribed = false;

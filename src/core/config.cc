@@ -12,6 +12,8 @@ Status Config::fromEnvironment(Config* out) {
   if (auto v = envInt("CHORUS_SHM_SLOTS", &err)) c.shmSlots = int(*v);
   if (auto v = envInt("CHORUS_SPIN_NS", &err)) c.spinNs = *v;
   if (auto v = envString("CHORUS_HOSTID")) c.hostId = *v;
+  if (auto v = envString("CHORUS_TOPO_FILE")) c.topoFile = *v;
+  if (auto v = envString("CHORUS_TOPO_DUMP_FILE")) c.topoDumpFile = *v;
   if (!err.empty()) return Status::InvalidArgument("configuration: " + err);
   CHORUS_RETURN_IF_ERROR(c.validate());
   *out = c;
