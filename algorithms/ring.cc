@@ -7,38 +7,70 @@
 //   reduce-scatter phase, step s: send segment (r-s), combine segment (r-s-1) from the left
 //   allgather phase, step s:      send segment (r+1-s), receive segment (r-s) from the left
 // After the reduce-scatter phase rank r holds the finished segment r+1.
-#include "algorithms/algorithms.h"
+#include "algorithms/ring_phases.h"
 
 namespace chorus {
 
-Schedule ringAllReduce(const OpDesc& d, int rank, int size) {
-  Schedule s;
-  s.algorithm = "ring";
-  const uint64_t n = d.count;
-  if (size == 1) {
-    s.copy(input(), output(), n);
-    return s;
-  }
-  const int right = mod(rank + 1, size), left = mod(rank - 1, size);
-  auto start = [&](int seg) { return segmentStart(n, size, mod(seg, size)); };
-  auto segLen = [&](int seg) {
-    int k = mod(seg, size);
-    return segmentStart(n, size, k + 1) - segmentStart(n, size, k);
-  };
+Group Group::all(int size, int rank) {
+  Group g;
+  for (int q = 0; q < size; ++q) g.ranks.push_back(q);
+  g.me = rank;
+  return g;
+}
 
-  int prev = -1;  // the step that produced what we send next
-  for (int step = 0; step < size - 1; ++step) {
-    int sendSeg = rank - step, recvSeg = rank - step - 1;
-    BufRef src = step == 0 ? input(start(sendSeg)) : output(start(sendSeg));
-    s.send(right, src, segLen(sendSeg), prev);
-    prev = s.recvReduce(left, input(start(recvSeg)), output(start(recvSeg)), segLen(recvSeg));
+namespace {
+uint64_t segOff(uint64_t n, const Group& g, int seg) { return segmentStart(n, g.size(), mod(seg, g.size())); }
+uint64_t segLen(uint64_t n, const Group& g, int seg) {
+  int k = mod(seg, g.size());
+  return segmentStart(n, g.size(), k + 1) - segmentStart(n, g.size(), k);
+}
+}  // namespace
+
+RingPhase ringReduceScatterPhase(Builder& b, const Group& g, BufRef src, BufRef dst, uint64_t n,
+                                 int dep) {
+  RingPhase ph;
+  const int G = g.size(), me = g.me;
+  ph.sendOf.assign(G, -1);
+  if (G == 1) {
+    ph.done = b.copy(src, dst, n, {dep});
+    return ph;
   }
-  for (int step = 0; step < size - 1; ++step) {
-    int sendSeg = rank + 1 - step, recvSeg = rank - step;
-    s.send(right, output(start(sendSeg)), segLen(sendSeg), prev);
-    prev = s.recv(left, output(start(recvSeg)), segLen(recvSeg));
+  int prev = dep;
+  for (int step = 0; step < G - 1; ++step) {
+    const int sendSeg = me - step, recvSeg = me - step - 1;
+    BufRef from = step == 0 ? src : dst;
+    ph.sendOf[mod(sendSeg, G)] =
+        b.send(g.at(me + 1), from + segOff(n, g, sendSeg), segLen(n, g, sendSeg), {prev});
+    prev = b.recvReduce(g.at(me - 1), src + segOff(n, g, recvSeg), dst + segOff(n, g, recvSeg),
+                        segLen(n, g, recvSeg), {dep});
   }
-  return s;
+  ph.done = prev;
+  return ph;
+}
+
+int ringAllGatherPhase(Builder& b, const Group& g, BufRef buf, uint64_t n, int ready,
+                       const std::vector<int>& sendOf, bool join) {
+  const int G = g.size(), me = g.me;
+  int prev = ready;
+  Builder::Deps all = {ready};
+  for (int step = 0; step < G - 1; ++step) {
+    const int sendSeg = me + 1 - step, recvSeg = me - step;
+    b.send(g.at(me + 1), buf + segOff(n, g, sendSeg), segLen(n, g, sendSeg), {prev});
+    // Wait for this rank's own last read of the segment: ordering it through the other ranks
+    // would hold too, but the proof stays local (and it is free: that send finished long ago).
+    prev = b.recv(g.at(me - 1), buf + segOff(n, g, recvSeg), segLen(n, g, recvSeg),
+                  {sendOf[mod(recvSeg, G)]});
+    all.push_back(prev);
+  }
+  return join ? b.join(all) : prev;
+}
+
+Schedule ringAllReduce(const OpDesc& d, int rank, int size) {
+  Builder b("ring", d, rank);
+  const Group g = Group::all(size, rank);
+  RingPhase rs = ringReduceScatterPhase(b, g, input(), output(), d.count, -1);
+  ringAllGatherPhase(b, g, output(), d.count, rs.done, rs.sendOf, false);
+  return b.take();
 }
 
 // Reduce-scatter of P blocks of `count` elements; rank r ends with block r. Partial sums that
