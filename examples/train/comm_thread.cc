@@ -1,0 +1,65 @@
+#include "comm_thread.h"
+
+#include "common/clock.h"
+
+namespace train {
+
+CommThread::CommThread(chorus::Communicator* comm) : comm_(comm) {
+  thread_ = std::thread([this] { loop(); });
+}
+
+CommThread::~CommThread() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  queued_.notify_one();
+  thread_.join();
+}
+
+uint64_t CommThread::submit(Job job) {
+  uint64_t ticket;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    queue_.push_back(std::move(job));
+    ticket = ++submitted_;
+  }
+  queued_.notify_one();
+  return ticket;
+}
+
+chorus::Status CommThread::wait(uint64_t ticket) {
+  std::unique_lock<std::mutex> lock(mu_);
+  done_.wait(lock, [&] { return completed_ >= ticket; });
+  return error_;
+}
+
+double CommThread::takeBusySeconds() {
+  std::lock_guard<std::mutex> lock(mu_);
+  const double s = double(busyNs_) * 1e-9;
+  busyNs_ = 0;
+  return s;
+}
+
+void CommThread::loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  for (;;) {
+    queued_.wait(lock, [&] { return stop_ || !queue_.empty(); });
+    if (queue_.empty()) return;  // stop_ and nothing left to run
+    Job job = std::move(queue_.front());
+    queue_.pop_front();
+    const bool failed = !error_.ok();
+    lock.unlock();
+    chorus::Status st;
+    const int64_t t0 = chorus::nowNs();
+    if (!failed) st = job(*comm_);
+    const int64_t spent = chorus::nowNs() - t0;
+    lock.lock();
+    busyNs_ += spent;
+    if (!st.ok() && error_.ok()) error_ = st;
+    ++completed_;
+    done_.notify_all();
+  }
+}
+
+}  // namespace train

@@ -1,0 +1,123 @@
+#include "metrics.h"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+
+namespace train {
+
+Progress::Progress(bool enabled, int epoch, int64_t steps)
+    : enabled_(enabled), tty_(isatty(1)), epoch_(epoch), steps_(steps) {}
+
+void Progress::update(int64_t step, double loss, double samplesPerS) {
+  if (!enabled_ || steps_ <= 0) return;
+  const int decile = int(step * 10 / steps_);
+  if (tty_) {
+    if (step % 8 && step != steps_) return;
+    const int width = 30, filled = int(step * width / steps_);
+    printf("\repoch %d [%.*s%*s] %lld/%lld loss %.4f %.0f samples/s", epoch_, filled,
+           "==============================", width - filled, "", (long long)step,
+           (long long)steps_, loss, samplesPerS);
+    fflush(stdout);
+  } else if (decile > lastDecile_) {
+    lastDecile_ = decile;
+    printf("epoch %d %3d%% step %lld/%lld loss %.4f %.0f samples/s\n", epoch_, decile * 10,
+           (long long)step, (long long)steps_, loss, samplesPerS);
+    fflush(stdout);
+  }
+}
+
+void Progress::done() {
+  if (enabled_ && tty_) printf("\n");
+}
+
+std::vector<double> packRecords(const std::vector<EpochRecord>& r) {
+  std::vector<double> d;
+  for (const EpochRecord& e : r)
+    d.insert(d.end(), {double(e.epoch), e.trainLoss, e.testAccuracy, e.samplesPerS, e.commS,
+                       e.computeS, e.waitS, e.wallS});
+  return d;
+}
+
+std::vector<EpochRecord> unpackRecords(const std::vector<double>& d) {
+  std::vector<EpochRecord> r(d.size() / 8);
+  for (size_t i = 0; i < r.size(); ++i) {
+    const double* p = d.data() + 8 * i;
+    r[i] = {int(p[0]), p[1], p[2], p[3], p[4], p[5], p[6], p[7]};
+  }
+  return r;
+}
+
+std::string formatEpoch(const EpochRecord& r, int epochs) {
+  char buf[320];
+  const double hidden = r.commS > 0 ? 100.0 * (1.0 - r.waitS / r.commS) : 0;
+  snprintf(buf, sizeof buf,
+           "epoch %d/%d: train_loss %.4f  test_accuracy %.2f%%  %.0f samples/s  %.2fs = compute "
+           "%.2fs + waiting %.2fs (communication %.2fs, %.0f%% of it hidden)",
+           r.epoch, epochs, r.trainLoss, 100 * r.testAccuracy, r.samplesPerS, r.wallS,
+           r.computeS, r.waitS, r.commS, hidden < 0 ? 0 : hidden);
+  return buf;
+}
+
+chorus::Status writeMetricsJson(const std::string& path, const RunInfo& info,
+                                const std::vector<EpochRecord>& history,
+                                const std::vector<float>& stepLoss) {
+  const std::string tmp = path + ".tmp";
+  FILE* f = fopen(tmp.c_str(), "w");
+  if (!f) return chorus::Status::FromErrno(errno, "cannot write metrics file " + tmp);
+  fprintf(f, "{\n  \"ranks\": %d,\n  \"batch\": %d,\n  \"overlap\": %s,\n  \"buckets\": %zu,\n",
+          info.ranks, info.batch, info.overlap ? "true" : "false", info.buckets);
+  fprintf(f, "  \"epochs\": [\n");
+  for (size_t i = 0; i < history.size(); ++i) {
+    const EpochRecord& r = history[i];
+    fprintf(f,
+            "    {\"epoch\": %d, \"train_loss\": %.9g, \"test_accuracy\": %.9g, "
+            "\"samples_per_s\": %.6g, \"comm_s\": %.6g, \"compute_s\": %.6g, \"wait_s\": %.6g, "
+            "\"wall_s\": %.6g}%s\n",
+            r.epoch, r.trainLoss, r.testAccuracy, r.samplesPerS, r.commS, r.computeS, r.waitS,
+            r.wallS, i + 1 < history.size() ? "," : "");
+  }
+  fprintf(f, "  ],\n  \"step_loss\": [");
+  for (size_t i = 0; i < stepLoss.size(); ++i)
+    fprintf(f, "%s%.9g", i ? ", " : "", double(stepLoss[i]));
+  fprintf(f, "],\n  \"param_hash\": \"%s\"\n}\n", info.paramHash.c_str());
+  const bool ok = fflush(f) == 0 && !ferror(f);
+  fclose(f);
+  if (!ok || rename(tmp.c_str(), path.c_str()) != 0)
+    return chorus::Status::FromErrno(errno, "cannot write metrics file " + path);
+  return chorus::Status::Ok();
+}
+
+chorus::Status writePlot(const std::string& path, const std::vector<EpochRecord>& history,
+                         const std::vector<float>& stepLoss, int64_t stepsPerEpoch) {
+  char dataPath[] = "/tmp/chorus-train-plot-XXXXXX";
+  int fd = mkstemp(dataPath);
+  if (fd < 0) return chorus::Status::FromErrno(errno, "cannot create a temporary plot file");
+  FILE* d = fdopen(fd, "w");
+  for (size_t i = 0; i < stepLoss.size(); ++i)
+    fprintf(d, "%.6f %.6g\n", double(i + 1) / double(stepsPerEpoch), double(stepLoss[i]));
+  fprintf(d, "\n\n");
+  for (const EpochRecord& r : history) fprintf(d, "%d %.6g\n", r.epoch, 100 * r.testAccuracy);
+  fclose(d);
+  FILE* g = popen("gnuplot 2>&1", "w");
+  if (!g) {
+    unlink(dataPath);
+    return chorus::Status::FromErrno(errno, "cannot run gnuplot (install gnuplot-nox)");
+  }
+  fprintf(g,
+          "set terminal pngcairo size 1000,420\nset output '%s'\nset multiplot layout 1,2\n"
+          "set grid\nset xlabel 'epoch'\nset ylabel 'training loss'\n"
+          "plot '%s' index 0 with lines lw 1 title 'loss per step'\n"
+          "set ylabel 'test accuracy (%%)'\nset xtics 1\n"
+          "plot '%s' index 1 with linespoints lw 2 pt 7 title 'test accuracy'\n"
+          "unset multiplot\n",
+          path.c_str(), dataPath, dataPath);
+  const int rc = pclose(g);
+  unlink(dataPath);
+  if (rc != 0) return chorus::Status::SystemError("gnuplot failed drawing " + path);
+  return chorus::Status::Ok();
+}
+
+}  // namespace train

@@ -1,0 +1,55 @@
+// What a run reports: a progress bar per epoch, one line per epoch, and on request a JSON
+// file and a PNG of the loss and accuracy curves (drawn by gnuplot).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "chorus/status.h"
+
+namespace train {
+
+struct EpochRecord {
+  int epoch = 0;  // 1-based
+  double trainLoss = 0, testAccuracy = 0, samplesPerS = 0;
+  double commS = 0;     // communication thread busy in gradient allreduces
+  double computeS = 0;  // forward, backward, optimiser, batch gathering
+  double waitS = 0;     // training thread blocked on buckets (communication not hidden)
+  double wallS = 0;
+};
+
+struct RunInfo {
+  int ranks = 1;
+  int batch = 0;
+  bool overlap = true;
+  size_t buckets = 0;
+  std::string paramHash;  // hex, identical on every rank
+};
+
+class Progress {
+ public:
+  // Draws in place on a terminal; elsewhere (a pipe, chorus-run) prints a line per 10%.
+  Progress(bool enabled, int epoch, int64_t steps);
+  void update(int64_t step, double loss, double samplesPerS);
+  void done();
+
+ private:
+  bool enabled_, tty_;
+  int epoch_;
+  int64_t steps_;
+  int lastDecile_ = 0;
+};
+
+// EpochRecord as 8 doubles each, for checkpoints and broadcasts.
+std::vector<double> packRecords(const std::vector<EpochRecord>& r);
+std::vector<EpochRecord> unpackRecords(const std::vector<double>& d);
+
+std::string formatEpoch(const EpochRecord& r, int epochs);
+chorus::Status writeMetricsJson(const std::string& path, const RunInfo& info,
+                                const std::vector<EpochRecord>& history,
+                                const std::vector<float>& stepLoss);
+chorus::Status writePlot(const std::string& path, const std::vector<EpochRecord>& history,
+                         const std::vector<float>& stepLoss, int64_t stepsPerEpoch);
+
+}  // namespace train

@@ -1,0 +1,128 @@
+#include "mlp.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "rng.h"
+
+namespace train {
+
+Mlp::Mlp(std::vector<int> dims) : dims_(std::move(dims)) {
+  const int L = int(dims_.size()) - 1;
+  layers_.resize(size_t(L));
+  for (int l = L - 1; l >= 0; --l) {  // last layer first: see the header
+    LayerSlot& s = layers_[size_t(l)];
+    s.in = dims_[size_t(l)];
+    s.out = dims_[size_t(l) + 1];
+    s.bias = total_;
+    s.weight = total_ + size_t(s.out);
+    total_ = s.weight + size_t(s.out) * size_t(s.in);
+  }
+  act_.resize(size_t(L));
+}
+
+void Mlp::init(float* params, uint64_t seed) const {
+  Rng rng(seed);
+  for (const LayerSlot& s : layers_) {  // drawn layer 0 first, whatever the storage order
+    const float bound = 1.0f / std::sqrt(float(s.in));
+    for (size_t i = 0; i < size_t(s.out) * size_t(s.in); ++i)
+      params[s.weight + i] = rng.uniform(-bound, bound);
+    for (int i = 0; i < s.out; ++i) params[s.bias + size_t(i)] = rng.uniform(-bound, bound);
+  }
+}
+
+void Mlp::forward(const float* params, const float* x, int n) {
+  n_ = n;
+  x_ = x;
+  const float* in = x;
+  for (int l = 0; l < layerCount(); ++l) {
+    const LayerSlot& s = layers_[size_t(l)];
+    std::vector<float>& z = act_[size_t(l)];
+    z.resize(size_t(n) * size_t(s.out));
+    if (n == 0) continue;
+    for (int i = 0; i < n; ++i)
+      std::copy_n(params + s.bias, s.out, z.data() + size_t(i) * size_t(s.out));
+    // z = in * W^T + b  (in: n x in, W: out x in)
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, s.out, s.in, 1.0f, in, s.in,
+                params + s.weight, s.in, 1.0f, z.data(), s.out);
+    if (l + 1 < layerCount()) {
+      for (float& v : z) v = v > 0 ? v : 0;
+    }
+    in = z.data();
+  }
+}
+
+double Mlp::lossAndGrad(const int* y, float scale, int64_t* correct) {
+  const int C = dims_.back();
+  const std::vector<float>& logits = act_.back();
+  delta_.resize(size_t(n_) * size_t(C));
+  double loss = 0;
+  int64_t right = 0;
+  for (int i = 0; i < n_; ++i) {
+    const float* z = logits.data() + size_t(i) * size_t(C);
+    float* d = delta_.data() + size_t(i) * size_t(C);
+    const int best = int(std::max_element(z, z + C) - z);
+    right += best == y[i];
+    const float zmax = z[best];
+    double sum = 0;
+    for (int c = 0; c < C; ++c) sum += std::exp(double(z[c] - zmax));
+    loss += std::log(sum) - double(z[y[i]] - zmax);
+    for (int c = 0; c < C; ++c) {
+      const double p = std::exp(double(z[c] - zmax)) / sum;
+      d[c] = float((p - (c == y[i] ? 1.0 : 0.0)) * scale);
+    }
+  }
+  *correct = right;
+  return loss;
+}
+
+void Mlp::predict(int* out) const {
+  const int C = dims_.back();
+  for (int i = 0; i < n_; ++i) {
+    const float* z = act_.back().data() + size_t(i) * size_t(C);
+    out[i] = int(std::max_element(z, z + C) - z);
+  }
+}
+
+void Mlp::backward(const float* params, float* grads, size_t sliceElems,
+                   const std::function<void(size_t)>& ready) {
+  for (int l = layerCount() - 1; l >= 0; --l) {
+    const LayerSlot& s = layers_[size_t(l)];
+    const float* in = l == 0 ? x_ : act_[size_t(l) - 1].data();
+    // Bias gradient: column sums of delta (n x out).
+    float* db = grads + s.bias;
+    std::fill_n(db, s.out, 0.0f);
+    for (int i = 0; i < n_; ++i) {
+      const float* d = delta_.data() + size_t(i) * size_t(s.out);
+      for (int o = 0; o < s.out; ++o) db[o] += d[o];
+    }
+    // Weight gradient dW = delta^T * in, in row slices so finished rows can be shipped early.
+    const int rowsPerSlice =
+        std::clamp(int(sliceElems / size_t(s.in)), std::min(32, s.out), s.out);
+    for (int r0 = 0; r0 < s.out; r0 += rowsPerSlice) {
+      const int rows = std::min(rowsPerSlice, s.out - r0);
+      float* dw = grads + s.weight + size_t(r0) * size_t(s.in);
+      if (n_ == 0) {
+        std::fill_n(dw, size_t(rows) * size_t(s.in), 0.0f);
+      } else {
+        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, rows, s.in, n_, 1.0f,
+                    delta_.data() + r0, s.out, in, s.in, 0.0f, dw, s.in);
+      }
+      ready(s.weight + size_t(r0 + rows) * size_t(s.in));
+    }
+    if (l == 0) break;
+    // delta for the layer below: (delta * W) masked by ReLU'(its output).
+    deltaPrev_.resize(size_t(n_) * size_t(s.in));
+    if (n_ > 0) {
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n_, s.in, s.out, 1.0f,
+                  delta_.data(), s.out, params + s.weight, s.in, 0.0f, deltaPrev_.data(), s.in);
+    }
+    const std::vector<float>& a = act_[size_t(l) - 1];
+    for (size_t i = 0; i < deltaPrev_.size(); ++i) deltaPrev_[i] = a[i] > 0 ? deltaPrev_[i] : 0;
+    delta_.swap(deltaPrev_);
+  }
+}
+
+}  // namespace train

@@ -1,0 +1,35 @@
+// Command line of chorus-train. Every option has a default that trains the demo job
+// (784-512-256-10 MLP on Fashion-MNIST, 3 epochs, global batch 128, SGD lr 0.05 momentum 0.9).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace train {
+
+struct Options {
+  std::string data = "/usr/share/datasets/fashion-mnist";
+  std::vector<int> hidden = {512, 256};
+  int epochs = 3;
+  int batch = 128;  // global: the ranks split every batch between them
+  float lr = 0.05f;
+  float momentum = 0.9f;
+  uint64_t seed = 1;
+  int64_t trainLimit = 0;  // 0: every training image
+  int64_t testLimit = 0;   // 0: every test image
+  int64_t maxSteps = 0;    // 0: no limit; stops the run after this many steps in all
+  double bucketMb = 0.25;
+  bool overlap = true;
+  int checkEvery = 100;  // steps between parameter-hash comparisons; 0 turns the check off
+  int blasThreads = 1;
+  bool quiet = false;
+  std::string checkpoint, resume, metrics, plot;
+  int debugPerturbRank = -1;  // test hook: this rank nudges one parameter after step 1
+};
+
+// Parses argv; on a bad or missing value prints why plus the usage and returns false.
+// `exitNow` is set (with true returned) after --help.
+bool parseOptions(int argc, char** argv, Options* o, bool* exitNow);
+
+}  // namespace train

@@ -1,0 +1,298 @@
+#include "trainer.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "checkpoint.h"
+#include "collective.h"
+#include "common/clock.h"
+#include "grad_sync.h"
+#include "mlp.h"
+#include "rng.h"
+#include "sgd.h"
+
+namespace train {
+namespace {
+
+using chorus::Status;
+
+double secondsSince(int64_t t0) { return double(chorus::nowNs() - t0) * 1e-9; }
+
+std::vector<int> modelDims(const Options& o, const Dataset& d) {
+  std::vector<int> dims = {d.pixels};
+  dims.insert(dims.end(), o.hidden.begin(), o.hidden.end());
+  dims.push_back(10);
+  return dims;
+}
+
+class Trainer {
+ public:
+  Trainer(const Options& o, chorus::Communicator* comm, const Dataset& train, const Dataset& test)
+      : o_(o),
+        rank_(comm ? comm->rank() : 0),
+        size_(comm ? comm->size() : 1),
+        train_(train),
+        test_(test),
+        mlp_(modelDims(o, train)),
+        ct_(size_ > 1 ? std::make_unique<CommThread>(comm) : nullptr),
+        sync_(ct_.get(), mlp_.paramCount(), size_t(o.bucketMb * (1 << 20) / 4), o.overlap),
+        sgd_(mlp_.paramCount(), o.lr, o.momentum) {}
+
+  Status run();
+
+ private:
+  Status start();
+  Status trainEpoch(int epoch, EpochRecord* rec, bool* stopped);
+  Status step(const uint32_t* batch, int globalBatch, double* loss, double* waitSec);
+  Status evaluate(double* accuracy);
+  Status saveIfAsked();
+  Status finishRun();
+  bool lead() const { return rank_ == 0; }
+
+  const Options& o_;
+  const int rank_, size_;
+  const Dataset& train_;
+  const Dataset& test_;
+  Mlp mlp_;
+  std::unique_ptr<CommThread> ct_;
+  GradSync sync_;
+  Sgd sgd_;
+  TrainState state_;
+  std::vector<float> x_;
+  std::vector<int> y_;
+};
+
+// Parameters come from rank 0 (a fresh init or its checkpoint), as DDP broadcasts them.
+Status Trainer::start() {
+  state_.dims = mlp_.dims();
+  state_.seed = o_.seed;
+  state_.batch = o_.batch;
+  state_.params.assign(mlp_.paramCount(), 0.0f);
+  mlp_.init(state_.params.data(), o_.seed);
+  double meta[4] = {1, 0, 0, 0};  // ok, epochs done, step, history length
+  Status loaded;
+  if (!o_.resume.empty() && lead()) {
+    TrainState s;
+    loaded = loadCheckpoint(o_.resume, &s);
+    if (loaded.ok() && s.dims != state_.dims)
+      loaded = Status::InvalidArgument(o_.resume + " holds a model of other layer sizes");
+    if (loaded.ok()) {
+      if (s.seed != o_.seed || s.batch != o_.batch)
+        printf("note: %s was written with --seed %llu --batch %d; continuing with this run's\n",
+               o_.resume.c_str(), (unsigned long long)s.seed, s.batch);
+      state_.epochsDone = s.epochsDone;
+      state_.step = s.step;
+      state_.params = std::move(s.params);
+      sgd_.velocity() = std::move(s.velocity);
+      state_.history = std::move(s.history);
+      state_.stepLoss = std::move(s.stepLoss);
+    }
+    meta[0] = loaded.ok();
+    meta[1] = state_.epochsDone;
+    meta[2] = double(state_.step);
+    meta[3] = double(state_.history.size());
+  }
+  if (!o_.resume.empty()) {
+    CHORUS_RETURN_IF_ERROR(
+        ct_ ? ct_->run([&](chorus::Communicator& c) {
+          return c.broadcast(meta, meta, 4, chorus::DataType::Float64, 0);
+        })
+            : Status::Ok());
+    if (!loaded.ok()) return loaded;
+    if (!meta[0]) return Status::InvalidArgument("rank 0 could not load " + o_.resume);
+    state_.epochsDone = int(meta[1]);
+    state_.step = uint64_t(meta[2]);
+    CHORUS_RETURN_IF_ERROR(broadcastFloats(ct_.get(), &sgd_.velocity()));
+    // Every rank keeps the history so that each can write complete metrics.
+    std::vector<double> hist = packRecords(state_.history);
+    hist.resize(size_t(meta[3]) * 8);
+    CHORUS_RETURN_IF_ERROR(broadcastDoubles(ct_.get(), &hist));
+    state_.history = unpackRecords(hist);
+    std::vector<float> losses(static_cast<size_t>(state_.step));
+    if (lead()) losses = state_.stepLoss;
+    CHORUS_RETURN_IF_ERROR(broadcastFloats(ct_.get(), &losses));
+    state_.stepLoss = std::move(losses);
+  }
+  return broadcastFloats(ct_.get(), &state_.params);
+}
+
+Status Trainer::step(const uint32_t* batch, int globalBatch, double* loss, double* waitSec) {
+  // This rank's contiguous share of the global batch (shares differ by at most one item).
+  const int lo = int(int64_t(globalBatch) * rank_ / size_);
+  const int hi = int(int64_t(globalBatch) * (rank_ + 1) / size_);
+  const int n = hi - lo;
+  x_.resize(size_t(std::max(n, 1)) * size_t(train_.pixels));
+  y_.resize(size_t(std::max(n, 1)));
+  gatherBatch(train_, batch + lo, n, x_.data(), y_.data());
+
+  float* params = state_.params.data();
+  mlp_.forward(params, x_.data(), n);
+  // Scaled by the global batch, so the sum over ranks is the mean over the whole batch.
+  const float scale = 1.0f / float(globalBatch);
+  int64_t correct = 0;
+  const double lossSum = mlp_.lossAndGrad(y_.data(), scale, &correct);
+  sync_.begin();
+  float* header = sync_.header();
+  header[0] = float(lossSum * scale);
+  header[1] = float(double(correct) * scale);
+  const size_t slice = size_ > 1 ? size_t(o_.bucketMb * (1 << 20) / 4) : SIZE_MAX;
+  mlp_.backward(params, sync_.grads(), slice, [&](size_t f) { sync_.ready(f); });
+  const float* grads = sync_.grads();
+  CHORUS_RETURN_IF_ERROR(sync_.finish(
+      [&](size_t b, size_t e) { sgd_.step(params, grads, b, e); }, waitSec));
+  *loss = header[0];
+  return Status::Ok();
+}
+
+Status Trainer::trainEpoch(int epoch, EpochRecord* rec, bool* stopped) {
+  const std::vector<uint32_t> order = epochOrder(o_.seed, epoch, train_.count);
+  const int64_t steps = (train_.count + o_.batch - 1) / o_.batch;
+  Progress bar(lead() && !o_.quiet, epoch, steps);
+  const int64_t t0 = chorus::nowNs();
+  if (ct_) ct_->takeBusySeconds();
+  double lossSum = 0, waitSec = 0;
+  int64_t seen = 0;
+  for (int64_t s = 0; s < steps; ++s) {
+    if (o_.maxSteps > 0 && int64_t(state_.step) >= o_.maxSteps) {
+      *stopped = true;
+      break;
+    }
+    const int64_t first = s * o_.batch;
+    const int gb = int(std::min<int64_t>(o_.batch, train_.count - first));
+    double loss = 0;
+    CHORUS_RETURN_IF_ERROR(step(order.data() + first, gb, &loss, &waitSec)
+                               .withContext("epoch " + std::to_string(epoch) + " step " +
+                                            std::to_string(s + 1)));
+    ++state_.step;
+    state_.stepLoss.push_back(float(loss));
+    lossSum += loss * gb;
+    seen += gb;
+    if (int(state_.step) == 1 && rank_ == o_.debugPerturbRank) state_.params[0] += 1e-3f;
+    if (o_.checkEvery > 0 && state_.step % uint64_t(o_.checkEvery) == 0) {
+      uint64_t h;
+      CHORUS_RETURN_IF_ERROR(checkReplicasAgree(ct_.get(), size_, state_.params, state_.step, &h));
+    }
+    bar.update(s + 1, loss, double(seen) / secondsSince(t0));
+  }
+  bar.done();
+  rec->epoch = epoch;
+  rec->wallS = secondsSince(t0);
+  rec->trainLoss = seen ? lossSum / double(seen) : 0;
+  rec->samplesPerS = double(seen) / rec->wallS;
+  rec->waitS = waitSec;
+  rec->computeS = rec->wallS - waitSec;
+  rec->commS = ct_ ? ct_->takeBusySeconds() : 0;
+  return evaluate(&rec->testAccuracy);
+}
+
+// Each rank scores its share of the test set; the counts are summed.
+Status Trainer::evaluate(double* accuracy) {
+  const int64_t lo = test_.count * rank_ / size_, hi = test_.count * (rank_ + 1) / size_;
+  std::vector<uint32_t> idx;
+  std::vector<float> x;
+  std::vector<int> y, pred;
+  double counts[2] = {0, double(hi - lo)};
+  const float* params = state_.params.data();
+  for (int64_t at = lo; at < hi; at += 1000) {
+    const int n = int(std::min<int64_t>(1000, hi - at));
+    idx.resize(size_t(n));
+    for (int i = 0; i < n; ++i) idx[size_t(i)] = uint32_t(at + i);
+    x.resize(size_t(n) * size_t(test_.pixels));
+    y.resize(size_t(n));
+    pred.resize(size_t(n));
+    gatherBatch(test_, idx.data(), n, x.data(), y.data());
+    mlp_.forward(params, x.data(), n);
+    mlp_.predict(pred.data());
+    for (int i = 0; i < n; ++i) counts[0] += pred[size_t(i)] == y[size_t(i)];
+  }
+  CHORUS_RETURN_IF_ERROR(sumDoubles(ct_.get(), counts, 2));
+  *accuracy = counts[1] > 0 ? counts[0] / counts[1] : 0;
+  return Status::Ok();
+}
+
+// Rank 0 writes (the replicas are identical); the others learn whether it worked.
+Status Trainer::saveIfAsked() {
+  if (o_.checkpoint.empty()) return Status::Ok();
+  Status st;
+  if (lead()) {
+    state_.velocity = sgd_.velocity();
+    st = saveCheckpoint(o_.checkpoint, state_);
+    state_.velocity.clear();
+  }
+  double ok = st.ok();
+  CHORUS_RETURN_IF_ERROR(sumDoubles(ct_.get(), &ok, 1));
+  if (!st.ok()) return st;
+  if (ok < size_) return Status::RemoteError("rank 0 could not write " + o_.checkpoint);
+  return Status::Ok();
+}
+
+Status Trainer::finishRun() {
+  uint64_t hash;
+  CHORUS_RETURN_IF_ERROR(checkReplicasAgree(ct_.get(), size_, state_.params, state_.step, &hash));
+  RunInfo info{size_, o_.batch, o_.overlap, sync_.bucketCount(), hexHash(hash)};
+  const std::string rankText = std::to_string(rank_);
+  if (!o_.metrics.empty()) {
+    std::string path = o_.metrics;
+    const size_t at = path.find("%r");
+    if (at != std::string::npos) path.replace(at, 2, rankText);
+    if (at != std::string::npos || lead())
+      CHORUS_RETURN_IF_ERROR(writeMetricsJson(path, info, state_.history, state_.stepLoss));
+  }
+  if (!lead()) return Status::Ok();
+  if (!o_.plot.empty()) {
+    const int64_t spe = (train_.count + o_.batch - 1) / o_.batch;
+    Status st = writePlot(o_.plot, state_.history, state_.stepLoss, spe);
+    if (!st.ok()) fprintf(stderr, "chorus-train: plot not drawn: %s\n", st.toString().c_str());
+  }
+  const EpochRecord last = state_.history.empty() ? EpochRecord{} : state_.history.back();
+  double sps = 0, wall = 0, seen = 0;
+  for (const EpochRecord& r : state_.history) {
+    wall += r.wallS;
+    seen += r.samplesPerS * r.wallS;
+  }
+  sps = wall > 0 ? seen / wall : 0;
+  printf("chorus-train: %d rank(s), %d epoch(s), %llu steps, test_accuracy %.2f%%, %.0f "
+         "samples/s, %zu bucket(s)%s, param_hash %s, replicas identical\n",
+         size_, int(state_.history.size()), (unsigned long long)state_.step,
+         100 * last.testAccuracy, sps, sync_.bucketCount(),
+         size_ > 1 ? (o_.overlap ? " overlapped" : " not overlapped") : "",
+         info.paramHash.c_str());
+  return Status::Ok();
+}
+
+Status Trainer::run() {
+  CHORUS_RETURN_IF_ERROR(start().withContext("start"));
+  if (lead()) {
+    printf("chorus-train: %d rank(s), model", size_);
+    for (int d : mlp_.dims()) printf(" %d", d);
+    printf(" (%zu parameters, %zu bucket(s)%s), %lld training / %lld test images, batch %d, "
+           "lr %g, momentum %g\n",
+           mlp_.paramCount(), sync_.bucketCount(), o_.overlap ? "" : ", no overlap",
+           (long long)train_.count, (long long)test_.count, o_.batch, double(o_.lr),
+           double(o_.momentum));
+    fflush(stdout);
+  }
+  bool stopped = false;
+  for (int epoch = state_.epochsDone + 1; epoch <= o_.epochs && !stopped; ++epoch) {
+    EpochRecord rec;
+    CHORUS_RETURN_IF_ERROR(trainEpoch(epoch, &rec, &stopped));
+    state_.history.push_back(rec);
+    state_.epochsDone = epoch;
+    if (lead()) {
+      printf("%s\n", formatEpoch(rec, o_.epochs).c_str());
+      fflush(stdout);
+    }
+    if (!stopped) CHORUS_RETURN_IF_ERROR(saveIfAsked());
+  }
+  return finishRun();
+}
+
+}  // namespace
+
+Status runTraining(const Options& o, chorus::Communicator* comm, const Dataset& trainSet,
+                   const Dataset& testSet) {
+  Trainer t(o, comm, trainSet, testSet);
+  return t.run();
+}
+
+}  // namespace train
