@@ -12,6 +12,10 @@ namespace chorus::topo {
 
 namespace {
 
+// GPU driver libraries stay loaded once opened, even when they turn out unusable: unloading a
+// driver is not safe in general, and what it allocated stays attributable (tests/lsan.supp).
+void keepLoaded(void*) {}
+
 // nvmlPciInfo_t, as laid out by nvml.h (v2/v3 of nvmlDeviceGetPciInfo).
 struct NvmlPciInfo {
   char busIdLegacy[16];
@@ -50,7 +54,7 @@ bool probeNvml(GpuProbe* out, std::string* notes) {
   unsigned n = 0;
   if (!ok || init() != 0) {
     *notes += "NVML found but could not be initialised: no NVLink information\n";
-    dlclose(lib);
+    keepLoaded(lib);
     return false;
   }
   if (count(&n) == 0) {
@@ -70,7 +74,7 @@ bool probeNvml(GpuProbe* out, std::string* notes) {
     }
   }
   shutdown();
-  dlclose(lib);
+  keepLoaded(lib);
   out->available = true;
   out->via = "nvml";
   *notes += "NVML: " + std::to_string(out->busIds.size()) + " GPU(s)\n";
@@ -90,7 +94,7 @@ bool probeCuda(GpuProbe* out, std::string* notes) {
   int n = 0;
   if (!ok || init(0) != 0 || count(&n) != 0) {
     *notes += "CUDA driver found but could not be initialised (no device or driver mismatch)\n";
-    dlclose(lib);
+    keepLoaded(lib);
     return false;
   }
   for (int i = 0; i < n; ++i) {
