@@ -43,9 +43,6 @@ Schedule binomialScatter(const OpDesc& d, int rank, int size);
 Schedule pointToPoint(const OpDesc& d, int rank, int size);
 Schedule disseminationBarrier(const OpDesc& d, int rank, int size);
 
-// The fixed default per collective, used where no selector is at hand.
-Schedule buildSchedule(const OpDesc& d, int rank, int size);
-
 // Segment k of n elements split into `parts` nearly equal pieces (the first n % parts pieces
 // one element longer), as [segmentStart(k), segmentStart(k+1)).
 inline uint64_t segmentStart(uint64_t n, int parts, int k) {

@@ -3,6 +3,8 @@
 #pragma once
 
 #include <atomic>
+#include <map>
+#include <tuple>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -14,6 +16,7 @@
 #include "core/op_desc.h"
 #include "topo/topology.h"
 #include "transport/shm/shm_transport.h"
+#include "tune/selector.h"
 
 namespace chorus {
 
@@ -39,7 +42,12 @@ struct Communicator::Impl {
   std::unique_ptr<NetTransports> net;    // TCP and the shm+tcp sleeper, when peers are remote
   std::atomic<Transport*> sleeper{nullptr};  // what the executor sleeps on, to wake it
   std::unique_ptr<Executor> executor;
-  topo::Topology topology;  // the job's machines, for the selector and cost model
+  topo::Topology topology;  // the job's machines (and tuned estimates), for the selector
+  RankLayout layout;        // the topology's hosts, for hierarchical algorithms
+  CostParams costParams;
+  AlgoOverride algoOverride;
+  // The algorithm chosen per (collective, root, size class): chosen once, logged once.
+  std::map<std::tuple<Collective, int, int>, const Algorithm*> choices;
   std::unordered_map<OpDesc, Plan, OpDescHash> plans;
   uint32_t opSeq = 0;  // collectives issued so far; travels in every message header
   ScratchBuffer scratch, staging;
@@ -76,7 +84,10 @@ struct Communicator::Impl {
   Status failedRun(const Status& st, const OpDesc& d);
 
  private:
-  const Plan& planFor(const OpDesc& d);
+  // The cached plan for `d`, choosing its algorithm on first use; fails only when the override
+  // forces an algorithm that cannot run `d`.
+  Status planFor(const OpDesc& d, const Plan** out);
+  Status loadTuning(Deadline deadline);
 };
 
 }  // namespace chorus

@@ -4,6 +4,7 @@
 
 #include <cstring>
 #include <fstream>
+#include <sstream>
 #include <string>
 
 #include "bootstrap/env_init.h"
@@ -89,6 +90,31 @@ Status exchangePeerInfo(Communicator::Impl& c, const TcpOptions& tcp, bool force
 
 }  // namespace
 
+// Rank 0 reads the tuning file and hands its text to everyone, so that every rank predicts
+// with the same numbers and therefore picks the same algorithms.
+Status Communicator::Impl::loadTuning(Deadline deadline) {
+  if (config.tuneFile.empty()) return Status::Ok();
+  constexpr uint64_t kUnreadable = ~uint64_t(0);
+  std::string text;
+  uint64_t len = 0;
+  if (rank == 0) {
+    std::ifstream f(config.tuneFile);
+    std::stringstream buf;
+    buf << f.rdbuf();
+    text = buf.str();
+    len = f ? text.size() : kUnreadable;
+  }
+  CHORUS_RETURN_IF_ERROR(bootstrap->broadcast(&len, sizeof len, 0, deadline));
+  if (len == kUnreadable)
+    return Status::InvalidArgument("rank 0 cannot read the tuning file '" + config.tuneFile +
+                                   "' (CHORUS_TUNE_FILE); write one with chorus-tune");
+  text.resize(len);
+  if (len) CHORUS_RETURN_IF_ERROR(bootstrap->broadcast(text.data(), len, 0, deadline));
+  CHORUS_RETURN_IF_ERROR(topo::applyEstimates(text, config.tuneFile, &topology));
+  LOG_INFO(kLogTune, "rank %d: tuning from %s", rank, config.tuneFile.c_str());
+  return Status::Ok();
+}
+
 Status Communicator::Impl::init(const UniqueId& id, int r, int n, const Config& cfg) {
   rank = r;
   size = n;
@@ -108,6 +134,9 @@ Status Communicator::Impl::init(const UniqueId& id, int r, int n, const Config& 
         return bootstrap->allgather(mine, bytes, all, deadline);
       },
       &topology));
+  CHORUS_RETURN_IF_ERROR(loadTuning(deadline));
+  layout = layoutFromTopology(topology, size);
+  CHORUS_RETURN_IF_ERROR(AlgoOverride::parse(config.algo, &algoOverride));
 
   std::vector<int> hostOf;
   bool oversubscribed = false;
@@ -119,6 +148,7 @@ Status Communicator::Impl::init(const UniqueId& id, int r, int n, const Config& 
   CHORUS_RETURN_IF_ERROR(exchangePeerInfo(*this, tcpOpts, forceTcp, &hostOf, &oversubscribed));
   TransportPlan tp = planTransports(hostOf, rank, forceTcp, config.shmSlotBytes, tcpOpts);
 
+  costParams.chunkBytes = tp.payload;
   ShmOptions shmOpts{config.shmSlotBytes, config.shmSlots};
   CHORUS_RETURN_IF_ERROR(
       ShmTransport::create(bootstrap.get(), tp.shmHostOf, shmOpts, deadline, &shm));

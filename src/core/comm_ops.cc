@@ -1,10 +1,10 @@
 // The collective entry points: argument checks, then one path (Impl::run) for every call.
+#include <bit>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 
 #include "common/log.h"
-#include "algorithms/algorithms.h"
 #include "core/comm_impl.h"
 #include "core/group_queue.h"
 
@@ -40,10 +40,30 @@ Status Communicator::Impl::currentError() const {
   return error;
 }
 
-const Plan& Communicator::Impl::planFor(const OpDesc& d) {
+Status Communicator::Impl::planFor(const OpDesc& d, const Plan** out) {
   auto it = plans.find(d);
-  if (it == plans.end()) it = plans.emplace(d, Plan::make(buildSchedule(d, rank, size))).first;
-  return it->second;
+  if (it != plans.end()) {
+    *out = &it->second;
+    return Status::Ok();
+  }
+  // Size classes are powers of two of the bytes each rank contributes.
+  const auto key =
+      std::make_tuple(d.coll, d.root, int(std::bit_width(d.count * dataTypeSize(d.dtype))));
+  const Algorithm*& algo = choices[key];
+  if (!algo) {
+    Selection sel;
+    Status st = selectAlgorithm(d, size, layout, topology, costParams, algoOverride, &sel);
+    if (!st.ok()) {
+      choices.erase(key);
+      return st.withContext("rank " + std::to_string(rank));
+    }
+    algo = sel.chosen;
+    if (rank == 0 && sel.candidates.size() > 1)
+      LOG_INFO(kLogTune, "%s on %d ranks: %s", d.toString().c_str(), size, sel.describe().c_str());
+  }
+  it = plans.emplace(d, Plan::make(algo->build(d, rank, size, layout))).first;
+  *out = &it->second;
+  return Status::Ok();
 }
 
 namespace {
@@ -52,8 +72,10 @@ uint64_t inputElems(const OpDesc& d, int size) {
   switch (d.coll) {
     case Collective::ReduceScatter:
     case Collective::AllToAll:
-    case Collective::Scatter: return d.count * size;
-    default: return d.count;
+    case Collective::Scatter:
+      return d.count * size;
+    default:
+      return d.count;
   }
 }
 }  // namespace
@@ -63,7 +85,7 @@ Status Communicator::Impl::prepare(const OpDesc& d, const void* in, void* out,
   if (failed.load(std::memory_order_acquire))
     return currentError().withContext("rank " + std::to_string(rank) + ": " + d.toString() +
                                       " refused, the communicator failed earlier");
-  p->plan = &planFor(d);
+  CHORUS_RETURN_IF_ERROR(planFor(d, &p->plan));
   p->desc = d;
   p->out = out;
   const size_t esize = dataTypeSize(d.dtype);
@@ -113,8 +135,8 @@ Status Communicator::Impl::run(const OpDesc& d, const void* in, void* out,
   if (groupDepth() > 0) return enqueueInGroup(this, d, in, out, premulScalar);
   Prepared p;
   CHORUS_RETURN_IF_ERROR(prepare(d, in, out, premulScalar, &p));
-  Status st = executor->run(*p.plan, p.desc, p.seq, p.op, p.bufs,
-                            Deadline::after(config.timeoutSec));
+  Status st =
+      executor->run(*p.plan, p.desc, p.seq, p.op, p.bufs, Deadline::after(config.timeoutSec));
   if (!st.ok()) return failedRun(st, d);
   finish(p);
   return Status::Ok();
@@ -128,8 +150,7 @@ class Check {
   Check(const Communicator::Impl& c, const char* what) : c_(c), what_(what) {}
 
   Status type(DataType t) const {
-    if (!isValidDataType(int(t)))
-      return bad("unknown data type " + std::to_string(int(t)));
+    if (!isValidDataType(int(t))) return bad("unknown data type " + std::to_string(int(t)));
     return Status::Ok();
   }
   Status op(Reduction r, DataType t) const {
@@ -140,7 +161,8 @@ class Check {
     return Status::Ok();
   }
   Status buffer(const void* p, uint64_t elems, DataType t, const char* name) const {
-    if (elems && !p) return bad(std::string(name) + " is null but count is " + std::to_string(elems));
+    if (elems && !p)
+      return bad(std::string(name) + " is null but count is " + std::to_string(elems));
     if (elems > std::numeric_limits<uint64_t>::max() / 8 / uint64_t(c_.size) ||
         elems * dataTypeSize(t) > (uint64_t(1) << 48))
       return bad("count " + std::to_string(elems) + " is too large");
@@ -175,8 +197,12 @@ OpDesc desc(Collective c, size_t count, DataType t, RedOp op, int root, bool inP
 
 }  // namespace
 
-int Communicator::rank() const { return impl_->rank; }
-int Communicator::size() const { return impl_->size; }
+int Communicator::rank() const {
+  return impl_->rank;
+}
+int Communicator::size() const {
+  return impl_->size;
+}
 
 Status Communicator::allReduce(const void* send, void* recv, size_t count, DataType t,
                                Reduction r) {
@@ -207,8 +233,8 @@ Status Communicator::allGather(const void* send, void* recv, size_t sendCount, D
   CHORUS_RETURN_IF_ERROR(c.buffer(send, sendCount, t, "send buffer"));
   CHORUS_RETURN_IF_ERROR(c.buffer(recv, sendCount * size(), t, "recv buffer"));
   bool inPlace = static_cast<const char*>(recv) + rank() * sendCount * dataTypeSize(t) == send;
-  return impl_->run(desc(Collective::AllGather, sendCount, t, RedOp::Sum, -1, inPlace), send,
-                    recv, nullptr);
+  return impl_->run(desc(Collective::AllGather, sendCount, t, RedOp::Sum, -1, inPlace), send, recv,
+                    nullptr);
 }
 
 Status Communicator::broadcast(const void* send, void* recv, size_t count, DataType t, int root) {
@@ -238,8 +264,8 @@ Status Communicator::allToAll(const void* send, void* recv, size_t countPerPeer,
   CHORUS_RETURN_IF_ERROR(c.type(t));
   CHORUS_RETURN_IF_ERROR(c.buffer(send, countPerPeer * size(), t, "send buffer"));
   CHORUS_RETURN_IF_ERROR(c.buffer(recv, countPerPeer * size(), t, "recv buffer"));
-  return impl_->run(desc(Collective::AllToAll, countPerPeer, t, RedOp::Sum, -1, send == recv),
-                    send, recv, nullptr);
+  return impl_->run(desc(Collective::AllToAll, countPerPeer, t, RedOp::Sum, -1, send == recv), send,
+                    recv, nullptr);
 }
 
 Status Communicator::gather(const void* send, void* recv, size_t sendCount, DataType t, int root) {
@@ -252,8 +278,7 @@ Status Communicator::gather(const void* send, void* recv, size_t sendCount, Data
                     nullptr);
 }
 
-Status Communicator::scatter(const void* send, void* recv, size_t recvCount, DataType t,
-                             int root) {
+Status Communicator::scatter(const void* send, void* recv, size_t recvCount, DataType t, int root) {
   Check c(*impl_, "scatter");
   CHORUS_RETURN_IF_ERROR(c.type(t));
   CHORUS_RETURN_IF_ERROR(c.rank(root, "root"));
@@ -271,9 +296,9 @@ Status Communicator::send(const void* buf, size_t count, DataType t, int peer) {
     return c.bad("a send to this rank itself needs its matching recv in the same group");
   CHORUS_RETURN_IF_ERROR(c.buffer(buf, count, t, "buffer"));
   // Point-to-point travels in bytes, so grouped and single calls chunk alike.
-  return impl_->run(desc(Collective::Send, count * dataTypeSize(t), DataType::Uint8, RedOp::Sum,
-                         peer, false),
-                    buf, nullptr, nullptr);
+  return impl_->run(
+      desc(Collective::Send, count * dataTypeSize(t), DataType::Uint8, RedOp::Sum, peer, false),
+      buf, nullptr, nullptr);
 }
 
 Status Communicator::recv(void* buf, size_t count, DataType t, int peer) {
@@ -283,9 +308,9 @@ Status Communicator::recv(void* buf, size_t count, DataType t, int peer) {
   if (peer == rank() && groupDepth() == 0)
     return c.bad("a recv from this rank itself needs its matching send in the same group");
   CHORUS_RETURN_IF_ERROR(c.buffer(buf, count, t, "buffer"));
-  return impl_->run(desc(Collective::Recv, count * dataTypeSize(t), DataType::Uint8, RedOp::Sum,
-                         peer, false),
-                    nullptr, buf, nullptr);
+  return impl_->run(
+      desc(Collective::Recv, count * dataTypeSize(t), DataType::Uint8, RedOp::Sum, peer, false),
+      nullptr, buf, nullptr);
 }
 
 Status Communicator::barrier() {
@@ -301,6 +326,8 @@ void Communicator::abort() {
                               std::to_string(impl_->rank)));
 }
 
-Status Communicator::asyncError() const { return impl_->currentError(); }
+Status Communicator::asyncError() const {
+  return impl_->currentError();
+}
 
 }  // namespace chorus

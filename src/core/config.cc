@@ -1,6 +1,7 @@
 #include "chorus/config.h"
 
 #include "common/env.h"
+#include "tune/algo_override.h"
 
 namespace chorus {
 
@@ -14,6 +15,8 @@ Status Config::fromEnvironment(Config* out) {
   if (auto v = envString("CHORUS_HOSTID")) c.hostId = *v;
   if (auto v = envString("CHORUS_TOPO_FILE")) c.topoFile = *v;
   if (auto v = envString("CHORUS_TOPO_DUMP_FILE")) c.topoDumpFile = *v;
+  if (auto v = envString("CHORUS_TUNE_FILE")) c.tuneFile = *v;
+  if (auto v = envString("CHORUS_ALGO")) c.algo = *v;
   if (!err.empty()) return Status::InvalidArgument("configuration: " + err);
   CHORUS_RETURN_IF_ERROR(c.validate());
   *out = c;
@@ -31,6 +34,8 @@ Status Config::validate() const {
     return Status::InvalidArgument("configuration: CHORUS_SHM_SLOTS must be 1..1024, not " +
                                    std::to_string(shmSlots));
   if (spinNs < 0) return Status::InvalidArgument("configuration: CHORUS_SPIN_NS must be >= 0");
+  AlgoOverride ov;
+  CHORUS_RETURN_IF_ERROR(AlgoOverride::parse(algo, &ov).withContext("configuration"));
   return Status::Ok();
 }
 

@@ -123,14 +123,21 @@ void writeRanks(const Topology& t, std::ostream& o) {
 
 }  // namespace
 
-std::string formatTopology(const Topology& t) {
+std::string formatEstimates(const Topology& t) {
   std::ostringstream o;
-  o << "chorus-topology 1\n";
   o << "reduce host_gbs=" << num(t.hostReduceGBs) << " device_gbs=" << num(t.deviceReduceGBs)
     << '\n';
+  if (t.stepOverheadUs != Topology().stepOverheadUs)
+    o << "executor step_us=" << num(t.stepOverheadUs) << '\n';
   for (const auto& [c, p] : t.links)
     o << "link " << pathClassName(c) << " latency_us=" << num(p.latencyUs)
       << " bandwidth_gbs=" << num(p.bandwidthGBs) << '\n';
+  return o.str();
+}
+
+std::string formatTopology(const Topology& t) {
+  std::ostringstream o;
+  o << "chorus-topology 1\n" << formatEstimates(t);
   for (size_t h = 0; h < t.hosts.size();) {
     std::string base, id;
     int len = blockLength(t.hosts, h, &base, &id);

@@ -19,6 +19,7 @@ struct Parser {
   Host host;
   int count = 1;
   bool sawRanks = false;
+  bool estimatesOnly = false;  // a tuning file: reduce, link and executor lines only
   // Overrides collected while inside a host block, applied at "end" once paths are derived.
   std::vector<std::pair<int, int>> nvlinks;
   bool nvlinkAll = false;
@@ -158,7 +159,7 @@ struct Parser {
       size_t dash = tok[i].find('-');
       if (dash == std::string::npos)
         return error("nvlink pairs are written 'i-j', got '" + tok[i] + "'");
-      int a, b;
+      int a = 0, b = 0;
       CHORUS_RETURN_IF_ERROR(toInt(tok[i].substr(0, dash), &a));
       CHORUS_RETURN_IF_ERROR(toInt(tok[i].substr(dash + 1), &b));
       nvlinks.push_back({a, b});
@@ -239,6 +240,17 @@ struct Parser {
     return Status::Ok();
   }
 
+  Status parseExecutor(const std::vector<std::string>& tok) {
+    std::vector<std::pair<std::string, std::string>> kv;
+    CHORUS_RETURN_IF_ERROR(attrs(tok, 1, &kv));
+    for (auto& [k, v] : kv) {
+      if (k != "step_us") return error("unknown executor attribute '" + k + "'");
+      CHORUS_RETURN_IF_ERROR(toDouble(v, &t->stepOverheadUs));
+      if (t->stepOverheadUs < 0) return error("step_us must be >= 0");
+    }
+    return Status::Ok();
+  }
+
   Status parseRanks(const std::vector<std::string>& tok) {
     sawRanks = true;
     if (tok.size() == 2 && tok[1] == "per_gpu") {
@@ -286,33 +298,64 @@ struct Parser {
       if (tok.size() != 2 || tok[1] != "1") return error("unsupported format version");
       return Status::Ok();
     }
-    if (k == "host") return parseHostLine(tok);
     if (k == "link") return parseLink(tok);
     if (k == "reduce") return parseReduce(tok);
+    if (k == "executor") return parseExecutor(tok);
+    if (estimatesOnly)
+      return error("'" + k + "' does not belong in a tuning file (reduce, link, executor only)");
+    if (k == "host") return parseHostLine(tok);
     if (k == "ranks") return parseRanks(tok);
     if (k == "rank") return parseRank(tok);
     return error("unknown line '" + k + "'");
   }
+
+  Status parseText(const std::string& text) {
+    std::istringstream in(text);
+    std::string raw;
+    while (std::getline(in, raw)) {
+      ++line;
+      size_t hash = raw.find('#');
+      if (hash != std::string::npos) raw.resize(hash);
+      std::istringstream words(raw);
+      std::vector<std::string> tok;
+      for (std::string w; words >> w;) tok.push_back(w);
+      if (!tok.empty()) CHORUS_RETURN_IF_ERROR(parseLine(tok));
+    }
+    return Status::Ok();
+  }
 };
 
+std::string readWhole(std::ifstream& f) {
+  std::stringstream buf;
+  buf << f.rdbuf();
+  return buf.str();
+}
+
 }  // namespace
+
+Status applyEstimates(const std::string& text, const std::string& origin, Topology* t) {
+  Topology copy = *t;
+  Parser p;
+  p.origin = origin;
+  p.t = &copy;
+  p.estimatesOnly = true;
+  CHORUS_RETURN_IF_ERROR(p.parseText(text));
+  *t = std::move(copy);
+  return Status::Ok();
+}
+
+Status loadEstimatesFile(const std::string& path, Topology* t) {
+  std::ifstream f(path);
+  if (!f) return Status::FromErrno(errno, "cannot open tuning file " + path);
+  return applyEstimates(readWhole(f), path, t);
+}
 
 Status parseTopology(const std::string& text, const std::string& origin, Topology* out) {
   Topology t;
   Parser p;
   p.origin = origin;
   p.t = &t;
-  std::istringstream in(text);
-  std::string raw;
-  while (std::getline(in, raw)) {
-    ++p.line;
-    size_t hash = raw.find('#');
-    if (hash != std::string::npos) raw.resize(hash);
-    std::istringstream words(raw);
-    std::vector<std::string> tok;
-    for (std::string w; words >> w;) tok.push_back(w);
-    if (!tok.empty()) CHORUS_RETURN_IF_ERROR(p.parseLine(tok));
-  }
+  CHORUS_RETURN_IF_ERROR(p.parseText(text));
   if (p.inHost) return p.error("host block '" + p.host.name + "' has no 'end'");
   if (t.hosts.empty()) return Status::InvalidArgument(origin + ": no host block");
   if (!p.sawRanks) placeRanksPerGpu(&t);
@@ -324,9 +367,7 @@ Status parseTopology(const std::string& text, const std::string& origin, Topolog
 Status loadTopologyFile(const std::string& path, Topology* out) {
   std::ifstream f(path);
   if (!f) return Status::FromErrno(errno, "cannot open topology file " + path);
-  std::stringstream buf;
-  buf << f.rdbuf();
-  std::string text = buf.str();
+  std::string text = readWhole(f);
   size_t first = text.find_first_not_of(" \t\r\n");
   if (first != std::string::npos && text[first] == '<') {
     Topology t;

@@ -115,7 +115,8 @@ std::vector<std::vector<int>> Topology::ranksBySocket(int host) const {
 
 bool Topology::sameAs(const Topology& o) const {
   return hosts == o.hosts && ranks == o.ranks && links == o.links &&
-         hostReduceGBs == o.hostReduceGBs && deviceReduceGBs == o.deviceReduceGBs;
+         hostReduceGBs == o.hostReduceGBs && deviceReduceGBs == o.deviceReduceGBs &&
+         stepOverheadUs == o.stepOverheadUs;
 }
 
 namespace {

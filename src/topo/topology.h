@@ -84,6 +84,7 @@ struct Topology {
   std::map<PathClass, LinkParams> links;  // estimates per class (defaults + file + tuning)
   double hostReduceGBs = 20;              // CPU reducer rate (bytes of output per second / 1e9)
   double deviceReduceGBs = 1000;          // GPU reducer rate
+  double stepOverheadUs = 0.3;            // the executor's own cost per message (CPU)
   std::string source;                     // "discovered", a file path, ...
 
   // The class of the path data takes between two ranks (Self for a == b).
@@ -114,6 +115,12 @@ Status discoverLocalTopology(Topology* out, std::string* notes);
 // The text of a topology file, and its parser (`origin` names the text in error messages).
 std::string formatTopology(const Topology& t);
 Status parseTopology(const std::string& text, const std::string& origin, Topology* out);
+// The estimates alone (reduce, link and executor lines), as a tuning file holds them
+// (chorus-tune writes one, CHORUS_TUNE_FILE loads it), and their parser, which lays them over
+// `t` and refuses any other line.
+std::string formatEstimates(const Topology& t);
+Status applyEstimates(const std::string& text, const std::string& origin, Topology* t);
+Status loadEstimatesFile(const std::string& path, Topology* t);
 // Recomputes gpuPaths and gpuNicPaths from the devices' sockets and PCIe chains alone (no
 // NVLink: callers mark NVLink pairs afterwards).
 void derivePaths(Host* h);

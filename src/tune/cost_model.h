@@ -1,13 +1,23 @@
 // The cost model: predicts how long a set of schedules (one per rank) takes, by walking them
-// with a link model instead of a network. Per message: latency alpha of the link class between
-// the two ranks (from the Topology), plus bytes/beta of work on each end; a receive-reduce
-// costs bytes/reducer-rate instead on the receiving end. Each rank has one engine that does its
-// steps' work one piece at a time (the executor is one thread: a rank's copies, sends and
-// reductions on shared memory do not overlap), plus a second one for sends on the network,
-// where a NIC moves the bytes. Steps are cut into at most a few pieces so that chunk
-// pipelining shows, and a large walk uses fewer pieces to bound its cost.
+// with a link model instead of a network. It is a small discrete-event simulation of the
+// executor:
+// - Each step is cut into pieces (groups of transport chunks, at most maxPiecesPerStep) so
+//   that chunk pipelining shows; piece k of a step waits for piece k-1, for piece k of a
+//   same-count dependency (chunkwise, as the executor does) or all of another dependency, for
+//   the previous step on the same channel, and a receive for the matching send piece.
+// - Each rank has one engine (the executor is one thread): it does its pieces one at a time.
+//   Within a host a send costs bytes / link bandwidth on the sender (the copy into the shared
+//   slot), a receive the same on the receiver, a receive-reduce bytes / reducer rate; every
+//   chunk adds the executor's per-message overhead (Topology::stepOverheadUs). Across hosts the
+//   bytes also cross a NIC, which serialises the messages of every rank that uses it, at min(link,
+//   NIC speed).
+// - A message arrives one link latency (alpha) after its send piece finished.
+// - More ranks than cores on a host stretch every engine's work and latency by ranks/cores.
+// Not modelled: the bounded number of slots per channel, cache effects, contention for memory
+// bandwidth between ranks of one host (calibration folds the average of it into the rates).
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "algorithms/schedule.h"
@@ -17,14 +27,14 @@
 namespace chorus {
 
 struct CostParams {
-  const topo::Topology* topo = nullptr;  // link classes and reducer rate
-  size_t chunkBytes = 128 << 10;         // the transport's message size
-  double stepOverheadUs = 0.05;          // executor bookkeeping per step
-  uint64_t pieceBudget = 1 << 20;        // pieces walked at most, all ranks together
+  size_t chunkBytes = 128 << 10;   // the transport's message size
+  uint64_t pieceBudget = 1 << 20;  // pieces walked at most, all ranks together
   int maxPiecesPerStep = 16;
 };
 
-// Predicted microseconds from the first rank starting to the last finishing.
-double predictTime(const OpDesc& d, const std::vector<Schedule>& perRank, const CostParams& p);
+// Predicted microseconds from every rank starting together to the last one finishing;
+// +infinity when the schedules cannot finish (a receive nobody sends).
+double predictTime(const OpDesc& d, const std::vector<Schedule>& perRank,
+                   const topo::Topology& topo, const CostParams& p);
 
 }  // namespace chorus
