@@ -62,6 +62,8 @@ class Communicator {
   Status asyncError() const;
 
   struct Impl;
+  // The state behind it (src/core/comm_impl.h), for Chorus's own tools and tests; opaque here.
+  Impl* impl() const { return impl_.get(); }
 
  private:
   explicit Communicator(std::unique_ptr<Impl> impl);
