@@ -26,6 +26,8 @@ Schedule ringAllGather(const OpDesc& d, int rank, int size);
 Schedule recursiveDoublingAllGather(const OpDesc& d, int rank, int size);
 Schedule bruckAllGather(const OpDesc& d, int rank, int size);
 Schedule directAllGather(const OpDesc& d, int rank, int size);
+Schedule hierarchicalReduceScatter(const OpDesc& d, int rank, int size, const RankLayout& layout);
+Schedule hierarchicalAllGather(const OpDesc& d, int rank, int size, const RankLayout& layout);
 // broadcast / reduce
 Schedule binomialBroadcast(const OpDesc& d, int rank, int size);
 Schedule chainBroadcast(const OpDesc& d, int rank, int size);

@@ -45,16 +45,24 @@ std::string sweep(const Algorithm& a, const std::vector<int>& sizes, bool full) 
     if (!full) counts = {1, perBlock(a.coll) ? 2 : uint64_t(P) + 3};
     if (a.coll == Collective::Barrier) counts = {1};
     std::vector<RankLayout> layouts = {RankLayout::flat(P)};
-    if (a.coll == Collective::AllReduce && std::string(a.name) == "hierarchical")
+    if (std::string(a.name) == "hierarchical")
       for (int per : full ? std::vector<int>{1, 2, 3, 4} : std::vector<int>{4})
-        if (P % per == 0 && per < P) layouts.push_back(RankLayout::uniform(P, per));
+        if (P % per == 0 && per < P) {
+          layouts.push_back(RankLayout::uniform(P, per));
+          if (!full || per == 1) continue;
+          // Hosts whose ranks interleave (rank r on host r mod H), as round-robin launchers do.
+          std::vector<int> hostOf(P);
+          for (int r = 0; r < P; ++r) hostOf[r] = r % (P / per);
+          layouts.push_back(RankLayout::fromHostIds(hostOf));
+        }
     for (uint64_t n : counts)
       for (uint64_t chunk : {uint64_t(1), uint64_t(3), uint64_t(1) << 30})
         for (bool inPlace : {false, true}) {
           if (inPlace && !hasInPlace(a.coll)) continue;
           if (!full && chunk != (uint64_t(1) << 30)) continue;
           if (chunk == 1 && P > 16) continue;  // chunk 3 splits those steps already
-          for (int root : rooted(a.coll) ? std::vector<int>{0, P - 1, P / 2} : std::vector<int>{-1}) {
+          for (int root :
+               rooted(a.coll) ? std::vector<int>{0, P - 1, P / 2} : std::vector<int>{-1}) {
             for (const RankLayout& l : layouts) {
               if (a.why(OpDesc{}, P, l)) continue;
               OpDesc d;
@@ -70,7 +78,9 @@ std::string sweep(const Algorithm& a, const std::vector<int>& sizes, bool full) 
               if (!st.ok() && getenv("VERIFY_DUMP"))
                 for (auto& x : buildAll(a, d, P, l)) fprintf(stderr, "%s", x.toString().c_str());
               if (!st.ok())
-                return st.message() + (l.hosts.size() > 1 ? " [" + std::to_string(l.hosts.size()) + " hosts]" : "") +
+                return st.message() +
+                       (l.hosts.size() > 1 ? " [" + std::to_string(l.hosts.size()) + " hosts]"
+                                           : "") +
                        (inPlace ? " [in place]" : "");
             }
             if (root == P - 1 && P == 1) break;
