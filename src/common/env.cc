@@ -40,23 +40,40 @@ std::optional<double> envDouble(const char* name, std::string* error) {
   return x;
 }
 
+std::optional<int64_t> parseBytes(const std::string& s) {
+  char* end = nullptr;
+  long long x = strtoll(s.c_str(), &end, 0);
+  if (end == s.c_str()) return std::nullopt;
+  int64_t mult = 1;
+  switch (*end) {
+    case 'k':
+    case 'K':
+      mult = 1 << 10;
+      ++end;
+      break;
+    case 'm':
+    case 'M':
+      mult = 1 << 20;
+      ++end;
+      break;
+    case 'g':
+    case 'G':
+      mult = 1 << 30;
+      ++end;
+      break;
+    default:
+      break;
+  }
+  if (*end != '\0' || x < 0) return std::nullopt;
+  return x * mult;
+}
+
 std::optional<int64_t> envBytes(const char* name, std::string* error) {
   auto v = envString(name);
   if (!v) return std::nullopt;
-  char* end = nullptr;
-  long long x = strtoll(v->c_str(), &end, 0);
-  int64_t mult = 1;
-  switch (*end) {
-    case 'k': case 'K': mult = 1 << 10; ++end; break;
-    case 'm': case 'M': mult = 1 << 20; ++end; break;
-    case 'g': case 'G': mult = 1 << 30; ++end; break;
-    default: break;
-  }
-  if (*end != '\0' || x < 0) {
-    if (error) *error = std::string(name) + "='" + *v + "' is not a size (e.g. 512K, 4M)";
-    return std::nullopt;
-  }
-  return x * mult;
+  auto x = parseBytes(*v);
+  if (!x && error) *error = std::string(name) + "='" + *v + "' is not a size (e.g. 512K, 4M)";
+  return x;
 }
 
 }  // namespace chorus

@@ -16,6 +16,7 @@ std::optional<std::string> envFirst(std::initializer_list<const char*> names);
 std::optional<int64_t> envInt(const char* name, std::string* error);
 std::optional<double> envDouble(const char* name, std::string* error);
 // Accepts sizes like "4M", "512K", "1G".
+std::optional<int64_t> parseBytes(const std::string& s);
 std::optional<int64_t> envBytes(const char* name, std::string* error);
 
 }  // namespace chorus

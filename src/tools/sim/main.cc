@@ -1,0 +1,173 @@
+// chorus-sim: for a topology far larger than this machine, prints per size each algorithm's
+// predicted time and bus bandwidth and the one the selector picks. It calls selectAlgorithm,
+// the library's own code, so its picks are what a job on that topology would run.
+//
+//   chorus-sim --topo FILE [--collective allreduce|...|all] [--ranks N] [--sizes 8:1G]
+//              [--factor 4] [--tune FILE] [--algo allreduce=ring] [--csv]
+//
+// Sizes are nccl-tests' sizes in bytes of float32: the whole vector for allreduce, broadcast
+// and reduce; the gathered (allgather, gather) or scattered (reduce_scatter, scatter, alltoall)
+// total otherwise. Ranks: those the file places (`ranks per_gpu` by default); --ranks N keeps
+// the first N of them.
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "common/env.h"
+#include "topo/topology.h"
+#include "tune/selector.h"
+
+using namespace chorus;
+
+namespace {
+
+int usage(const char* why) {
+  fprintf(stderr,
+          "chorus-sim: %s\nusage: chorus-sim --topo FILE [--collective NAME|all] [--ranks N] "
+          "[--sizes MIN:MAX] [--factor F] [--tune FILE] [--algo SPEC] [--csv]\n",
+          why);
+  return 2;
+}
+
+bool perRankBlocks(Collective c) {
+  return c == Collective::AllGather || c == Collective::ReduceScatter ||
+         c == Collective::AllToAll || c == Collective::Gather || c == Collective::Scatter;
+}
+
+// nccl-tests' bus bandwidth factor.
+double busFactor(Collective c, int n) {
+  switch (c) {
+    case Collective::AllReduce:
+      return 2.0 * (n - 1) / n;
+    case Collective::ReduceScatter:
+    case Collective::AllGather:
+    case Collective::AllToAll:
+      return double(n - 1) / n;
+    default:
+      return 1;
+  }
+}
+
+void simulate(Collective c, const topo::Topology& t, int n, uint64_t lo, uint64_t hi,
+              uint64_t factor, const AlgoOverride& ov, bool csv) {
+  const RankLayout layout = layoutFromTopology(t, n);
+  CostParams params;
+  params.pieceBudget = 1 << 18;  // keeps a 1024-rank sweep to seconds per size
+  if (csv)
+    printf("collective,ranks,bytes,algorithm,predicted_us,busbw_gbs,picked\n");
+  else
+    printf("# %s on %d ranks (%zu hosts), %s\n", collectiveName(c), n, layout.hosts.size(),
+           t.source.c_str());
+  for (uint64_t bytes = lo; bytes <= hi; bytes *= factor) {
+    OpDesc d;
+    d.coll = c;
+    d.count = bytes / 4 / (perRankBlocks(c) ? n : 1);
+    if (c == Collective::Barrier) d.count = 0;
+    if (c == Collective::Broadcast || c == Collective::Reduce || c == Collective::Gather ||
+        c == Collective::Scatter)
+      d.root = 0;
+    Selection sel;
+    Status st = selectAlgorithm(d, n, layout, t, params, ov, &sel);
+    if (!st.ok()) {
+      fprintf(stderr, "chorus-sim: %s\n", st.toString().c_str());
+      exit(1);
+    }
+    if (sel.forced)
+      sel.candidates[0].predictedUs =
+          predictTime(d, buildAllRanks(*sel.chosen, d, n, layout), t, params);
+    if (!csv) printf("%12llu B\n", (unsigned long long)bytes);
+    for (const Candidate& k : sel.candidates) {
+      const bool picked = k.algorithm == sel.chosen;
+      const double busbw =
+          k.predictedUs > 0 ? double(bytes) / (k.predictedUs * 1e3) * busFactor(c, n) : 0;
+      if (csv)
+        printf("%s,%d,%llu,%s,%.3f,%.3f,%d\n", collectiveName(c), n, (unsigned long long)bytes,
+               k.algorithm->name, k.unavailable ? -1.0 : k.predictedUs, busbw, picked);
+      else if (k.unavailable)
+        printf("    %-20s %14s  %s\n", k.algorithm->name, "n/a", k.unavailable);
+      else
+        printf("    %-20s %12.1f us %9.2f GB/s%s\n", k.algorithm->name, k.predictedUs, busbw,
+               picked ? (sel.forced ? "  <- forced" : "  <- picked") : "");
+    }
+    fflush(stdout);
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string topoFile, tuneFile, algo, coll = "allreduce", sizes = "8:1G";
+  int ranks = 0;
+  uint64_t factor = 4;
+  bool csv = false;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
+    const char* v = nullptr;
+    if (a == "--csv") {
+      csv = true;
+      continue;
+    }
+    if (a == "-h" || a == "--help") return usage("help") == 2 ? 0 : 0;
+    if (!(v = next())) return usage(("missing value after " + a).c_str());
+    if (a == "--topo")
+      topoFile = v;
+    else if (a == "--tune")
+      tuneFile = v;
+    else if (a == "--algo")
+      algo = v;
+    else if (a == "--collective")
+      coll = v;
+    else if (a == "--sizes")
+      sizes = v;
+    else if (a == "--ranks")
+      ranks = atoi(v);
+    else if (a == "--factor")
+      factor = strtoull(v, nullptr, 10);
+    else
+      return usage(("unknown option " + a).c_str());
+  }
+  if (topoFile.empty()) return usage("--topo FILE is required");
+  const size_t colon = sizes.find(':');
+  auto lo = parseBytes(sizes.substr(0, colon));
+  auto hi = colon == std::string::npos ? lo : parseBytes(sizes.substr(colon + 1));
+  if (!lo || !hi || *lo < 1 || *hi < *lo) return usage("--sizes wants MIN:MAX, e.g. 8:1G");
+  if (factor < 2) return usage("--factor must be >= 2");
+
+  topo::Topology t;
+  Status st = topo::loadTopologyFile(topoFile, &t);
+  if (st.ok() && !tuneFile.empty()) st = topo::loadEstimatesFile(tuneFile, &t);
+  if (!st.ok()) {
+    fprintf(stderr, "chorus-sim: %s\n", st.toString().c_str());
+    return 2;
+  }
+  const int placed = int(t.ranks.size());
+  if (ranks == 0) ranks = placed;
+  if (ranks < 1 || ranks > placed) {
+    fprintf(stderr,
+            "chorus-sim: %s places %d ranks, cannot simulate %d (add hosts with count=, or use "
+            "'ranks per_host N')\n",
+            topoFile.c_str(), placed, ranks);
+    return 2;
+  }
+  AlgoOverride ov;
+  if (!(st = AlgoOverride::parse(algo, &ov)).ok()) {
+    fprintf(stderr, "chorus-sim: %s\n", st.toString().c_str());
+    return 2;
+  }
+  std::vector<Collective> colls;
+  Collective c;
+  if (coll == "all") {
+    for (int k = 0; k <= int(Collective::Barrier); ++k)
+      if (Collective(k) != Collective::Send && Collective(k) != Collective::Recv)
+        colls.push_back(Collective(k));
+  } else if (parseCollectiveKey(coll, &c) && c != Collective::Send && c != Collective::Recv) {
+    colls.push_back(c);
+  } else {
+    return usage(("unknown collective " + coll).c_str());
+  }
+  for (Collective k : colls) simulate(k, t, ranks, *lo, *hi, factor, ov, csv);
+  return 0;
+}
