@@ -11,9 +11,9 @@
 #include "common/log.h"
 #include "core/comm_impl.h"
 #include "core/mixed_sleeper.h"
+#include "core/transport_plan.h"
 #include "topo/job.h"
 #include "topo/probe.h"
-#include "core/transport_plan.h"
 
 namespace chorus {
 
@@ -58,23 +58,23 @@ Status exchangePeerInfo(Communicator::Impl& c, const TcpOptions& tcp, bool force
   me.tcpStreams = uint32_t(tcp.nstreams);
   me.forceTcp = forceTcp;
   std::vector<PeerInfo> all(size);
-  CHORUS_RETURN_IF_ERROR(c.bootstrap->allgather(&me, sizeof me, all.data(),
-                                              Deadline::after(config.timeoutSec)));
+  CHORUS_RETURN_IF_ERROR(
+      c.bootstrap->allgather(&me, sizeof me, all.data(), Deadline::after(config.timeoutSec)));
   hostOf->assign(size, -1);
   for (int q = 0; q < size; ++q) {
     if (all[q].shmSlotBytes != me.shmSlotBytes || all[q].shmSlots != me.shmSlots)
       return Status::InvalidArgument(
           "configuration differs between ranks: rank " + std::to_string(q) + " uses " +
           std::to_string(all[q].shmSlots) + " shm slots of " + std::to_string(all[q].shmSlotBytes) +
-          " bytes, rank " + std::to_string(rank) + " uses " + std::to_string(me.shmSlots) +
-          " of " + std::to_string(me.shmSlotBytes) +
+          " bytes, rank " + std::to_string(rank) + " uses " + std::to_string(me.shmSlots) + " of " +
+          std::to_string(me.shmSlotBytes) +
           "; set CHORUS_SHM_SLOTS and CHORUS_SHM_SLOT_BYTES alike on every rank");
     if (all[q].tcpChunkBytes != me.tcpChunkBytes || all[q].tcpStreams != me.tcpStreams ||
         all[q].forceTcp != me.forceTcp)
-      return Status::InvalidArgument(
-          "configuration differs between ranks: rank " + std::to_string(q) + " has " +
-          tcpSettings(all[q]) + ", rank " + std::to_string(rank) + " has " + tcpSettings(me) +
-          "; set these alike on every rank");
+      return Status::InvalidArgument("configuration differs between ranks: rank " +
+                                     std::to_string(q) + " has " + tcpSettings(all[q]) + ", rank " +
+                                     std::to_string(rank) + " has " + tcpSettings(me) +
+                                     "; set these alike on every rank");
     for (int p = 0; p <= q; ++p) {
       if (strncmp(all[p].host, all[q].host, sizeof me.host) == 0) {
         (*hostOf)[q] = p;
@@ -106,8 +106,9 @@ Status Communicator::Impl::loadTuning(Deadline deadline) {
   }
   CHORUS_RETURN_IF_ERROR(bootstrap->broadcast(&len, sizeof len, 0, deadline));
   if (len == kUnreadable)
-    return Status::InvalidArgument("rank 0 cannot read the tuning file '" + config.tuneFile +
-                                   "' (CHORUS_TUNE_FILE); write one with chorus-tune");
+    return Status::InvalidArgument(
+        "rank 0 cannot read the tuning file '" + config.tuneFile +
+        "' (CHORUS_TUNE_FILE); its format is in docs/topology.md (estimates lines)");
   text.resize(len);
   if (len) CHORUS_RETURN_IF_ERROR(bootstrap->broadcast(text.data(), len, 0, deadline));
   CHORUS_RETURN_IF_ERROR(topo::applyEstimates(text, config.tuneFile, &topology));
@@ -159,11 +160,10 @@ Status Communicator::Impl::init(const UniqueId& id, int r, int n, const Config& 
     hooks.onError = [this](const Status& st) { fail(st); };
     if (tp.shmActive) hooks.wakeExecutor = [this] { shm->wake(); };
     hooks.failed = &failed;
-    CHORUS_RETURN_IF_ERROR(TcpTransport::create(bootstrap.get(), tp.tcpPeer, tp.oneHost,
-                                                tcpOpts, std::move(hooks), deadline,
-                                                &net->tcp));
-    net->sleeper = std::make_unique<MixedSleeper>(shm.get(), net->tcp.get(), tp.payload,
-                                                  tp.shmActive);
+    CHORUS_RETURN_IF_ERROR(TcpTransport::create(bootstrap.get(), tp.tcpPeer, tp.oneHost, tcpOpts,
+                                                std::move(hooks), deadline, &net->tcp));
+    net->sleeper =
+        std::make_unique<MixedSleeper>(shm.get(), net->tcp.get(), tp.payload, tp.shmActive);
   }
 
   ExecEnv env;

@@ -116,7 +116,7 @@ Status discoverLocalTopology(Topology* out, std::string* notes);
 std::string formatTopology(const Topology& t);
 Status parseTopology(const std::string& text, const std::string& origin, Topology* out);
 // The estimates alone (reduce, link and executor lines), as a tuning file holds them
-// (chorus-tune writes one, CHORUS_TUNE_FILE loads it), and their parser, which lays them over
+// (CHORUS_TUNE_FILE loads one), and their parser, which lays them over
 // `t` and refuses any other line.
 std::string formatEstimates(const Topology& t);
 Status applyEstimates(const std::string& text, const std::string& origin, Topology* t);
