@@ -15,7 +15,9 @@ RankLayout RankLayout::fromHostIds(const std::vector<int>& hostOf) {
   }
   return l;
 }
-RankLayout RankLayout::flat(int size) { return fromHostIds(std::vector<int>(size, 0)); }
+RankLayout RankLayout::flat(int size) {
+  return fromHostIds(std::vector<int>(size, 0));
+}
 RankLayout RankLayout::uniform(int size, int perHost) {
   std::vector<int> h(size);
   for (int r = 0; r < size; ++r) h[r] = r / perHost;
@@ -37,12 +39,24 @@ const char* needUniformHosts(const OpDesc&, int, const RankLayout& l) {
   return l.uniformHosts() ? nullptr : "needs the same number of ranks on every host";
 }
 
+// One-shot sums the P vectors in a different order on every rank; in floating point (beyond two
+// ranks, where a + b == b + a still holds bitwise) the ranks would end with different results,
+// which data-parallel training cannot tolerate.
+const char* sameOrderOnEveryRank(const OpDesc& d, int size, const RankLayout&) {
+  const bool rounding =
+      d.op == RedOp::Sum || d.op == RedOp::Prod || d.op == RedOp::Avg || d.op == RedOp::PreMulSum;
+  return size > 2 && rounding && isFloatingPoint(d.dtype)
+             ? "reduces in a different order on every rank, so floating-point sums would differ "
+               "between ranks beyond 2 ranks"
+             : nullptr;
+}
+
 using C = Collective;
 const std::vector<Algorithm> kAll = {
     {C::AllReduce, "ring", flat<ringAllReduce>},
     {C::AllReduce, "recursive_doubling", flat<recursiveDoublingAllReduce>},
     {C::AllReduce, "rabenseifner", flat<rabenseifnerAllReduce>},
-    {C::AllReduce, "one_shot", flat<directOneShotAllReduce>},
+    {C::AllReduce, "one_shot", flat<directOneShotAllReduce>, sameOrderOnEveryRank},
     {C::AllReduce, "two_shot", flat<directTwoShotAllReduce>},
     {C::AllReduce, "double_binary_tree", flat<doubleBinaryTreeAllReduce>},
     {C::AllReduce, "hierarchical", hierarchicalAllReduce, needUniformHosts},
@@ -72,7 +86,9 @@ const std::vector<Algorithm> kAll = {
 };
 }  // namespace
 
-const std::vector<Algorithm>& allAlgorithms() { return kAll; }
+const std::vector<Algorithm>& allAlgorithms() {
+  return kAll;
+}
 
 std::vector<const Algorithm*> algorithmsFor(Collective c) {
   std::vector<const Algorithm*> out;
