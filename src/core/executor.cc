@@ -204,7 +204,13 @@ int Executor::departedPeer() const {
   if (!env_.peerLeft) return -1;
   for (size_t i = first_; i < steps_->size(); ++i) {
     const Step& s = (*steps_)[i];
-    if (!finished(int(i)) && s.kind != StepKind::Copy && env_.peerLeft(s.peer)) return s.peer;
+    if (finished(int(i)) || s.kind == StepKind::Copy || !env_.peerLeft(s.peer)) continue;
+    // A peer leaves only after posting all it ever sends, so a receive with a message already
+    // waiting is blocked on something else (its dependencies), not on the departed peer: in a
+    // barrier, a partner may finish and leave while this rank still waits for a third rank.
+    const void* payload = nullptr;
+    if (s.kind != StepKind::Send && env_.conns[s.peer]->peek(&payload)) continue;
+    return s.peer;
   }
   return -1;
 }
