@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "common/clock.h"
+#include "core/comm_impl.h"
 #include "harness/collective_cases.h"
 #include "harness/multirank.h"
 #include "netns/netns_hosts.h"
@@ -58,6 +59,40 @@ INSTANTIATE_TEST_SUITE_P(
       return std::string(kCollNames[int(std::get<1>(info.param))]) + "_" +
              std::to_string(l.hosts) + "hosts_x" + std::to_string(l.perHost);
     });
+
+// Hierarchical algorithms forced (CHORUS_ALGO) across 2 hosts x 2 ranks: reduce-scatter over
+// shared memory inside each host, the pieces across hosts over TCP, allgather inside each host.
+// Each rank first checks that the selector's layout has two hosts: on one host the hierarchical
+// algorithms degenerate into their intra-host phases and would prove nothing here.
+class MultiHostHierarchical : public ::testing::TestWithParam<Coll> {};
+
+TEST_P(MultiHostHierarchical, MatchReference) {
+  const Coll coll = GetParam();
+  NetnsHosts net(2);
+  if (!net.ok()) GTEST_SKIP() << net.whyNot();
+  auto results = runRanks(
+      4,
+      [coll](RankContext& ctx) {
+        auto comm = ctx.connect();
+        if (!comm) return 1;
+        const size_t hosts = comm->impl()->layout.hosts.size();
+        if (hosts != 2) {
+          ctx.report("the selector sees %zu hosts, not 2", hosts);
+          return 2;
+        }
+        return runAllCases(*comm, coll, reportTo, &ctx) ? 1 : 0;
+      },
+      90, [&net](int rank) {
+        setenv("CHORUS_ALGO",
+               "allreduce=hierarchical,reduce_scatter=hierarchical,allgather=hierarchical", 1);
+        return joinHosts(net, 2, "30")(rank);
+      });
+  EXPECT_EQ(describeFailures(results), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Netns, MultiHostHierarchical,
+                         ::testing::Values(Coll::AllReduce, Coll::ReduceScatter, Coll::AllGather),
+                         [](const auto& info) { return std::string(kCollNames[int(info.param)]); });
 
 // Cut host 1's link while large allreduces run: nobody may hang; every rank reports an error
 // (a timeout or a broken connection) well before the test's own limit.
