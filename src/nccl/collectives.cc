@@ -19,8 +19,15 @@ Status begin(ncclComm_t comm, cudaStream_t stream, const ncclDataType_t& type, C
   return checkType(rawValue(type), dt);
 }
 
-CostHint cost(CostKind k, size_t elems, DataType t, const ncclComm& c) {
-  return CostHint{k, elems * dataTypeSize(t), c.nranks};
+// The call as the core sees it (its counts, its root or peer), for ncclGroupSimulateEnd.
+OpDesc call(Collective k, size_t count, DataType t, int root = -1, RedOp op = RedOp::Sum) {
+  OpDesc d;
+  d.coll = k;
+  d.count = count;
+  d.dtype = t;
+  d.root = root;
+  d.op = op;
+  return d;
 }
 
 }  // namespace
@@ -36,7 +43,7 @@ extern "C" ncclResult_t pncclAllReduce(const void* sendbuff, void* recvbuff, siz
     CHORUS_RETURN_IF_ERROR(c->redops.resolve(rawValue(op), t, &r));
     CHORUS_RETURN_IF_ERROR(checkBuffer(sendbuff, count, 1, t, "sendbuff"));
     CHORUS_RETURN_IF_ERROR(checkBuffer(recvbuff, count, 1, t, "recvbuff"));
-    return issue(c, cost(CostKind::AllReduce, count, t, *c), [=](Communicator& core) {
+    return issue(c, call(Collective::AllReduce, count, t, -1, r.reduction().op), [=](Communicator& core) {
       return core.allReduce(sendbuff, recvbuff, count, t, r.reduction());
     });
   });
@@ -54,7 +61,7 @@ extern "C" ncclResult_t pncclReduceScatter(const void* sendbuff, void* recvbuff,
     CHORUS_RETURN_IF_ERROR(c->redops.resolve(rawValue(op), t, &r));
     CHORUS_RETURN_IF_ERROR(checkBuffer(sendbuff, recvcount, c->nranks, t, "sendbuff"));
     CHORUS_RETURN_IF_ERROR(checkBuffer(recvbuff, recvcount, 1, t, "recvbuff"));
-    CostHint h = cost(CostKind::ReduceScatter, recvcount * c->nranks, t, *c);
+    OpDesc h = call(Collective::ReduceScatter, recvcount, t, -1, r.reduction().op);
     return issue(c, h, [=](Communicator& core) {
       return core.reduceScatter(sendbuff, recvbuff, recvcount, t, r.reduction());
     });
@@ -71,7 +78,7 @@ extern "C" ncclResult_t pncclAllGather(const void* sendbuff, void* recvbuff, siz
     CHORUS_RETURN_IF_ERROR(begin(comm, stream, datatype, &c, &t));
     CHORUS_RETURN_IF_ERROR(checkBuffer(sendbuff, sendcount, 1, t, "sendbuff"));
     CHORUS_RETURN_IF_ERROR(checkBuffer(recvbuff, sendcount, c->nranks, t, "recvbuff"));
-    CostHint h = cost(CostKind::AllGather, sendcount * c->nranks, t, *c);
+    OpDesc h = call(Collective::AllGather, sendcount, t);
     return issue(c, h, [=](Communicator& core) {
       return core.allGather(sendbuff, recvbuff, sendcount, t);
     });
@@ -93,7 +100,7 @@ ncclResult_t broadcast(const void* sendbuff, void* recvbuff, size_t count,
     // Only the root reads sendbuff.
     if (c->rank == root) CHORUS_RETURN_IF_ERROR(checkBuffer(sendbuff, count, 1, t, "sendbuff"));
     CHORUS_RETURN_IF_ERROR(checkBuffer(recvbuff, count, 1, t, "recvbuff"));
-    return issue(c, cost(CostKind::Broadcast, count, t, *c), [=](Communicator& core) {
+    return issue(c, call(Collective::Broadcast, count, t, root), [=](Communicator& core) {
       return core.broadcast(sendbuff, recvbuff, count, t, root);
     });
   });
@@ -126,7 +133,7 @@ extern "C" ncclResult_t pncclReduce(const void* sendbuff, void* recvbuff, size_t
     CHORUS_RETURN_IF_ERROR(checkBuffer(sendbuff, count, 1, t, "sendbuff"));
     // recvbuff may be NULL everywhere but on the root.
     if (c->rank == root) CHORUS_RETURN_IF_ERROR(checkBuffer(recvbuff, count, 1, t, "recvbuff"));
-    return issue(c, cost(CostKind::Reduce, count, t, *c), [=](Communicator& core) {
+    return issue(c, call(Collective::Reduce, count, t, root, r.reduction().op), [=](Communicator& core) {
       return core.reduce(sendbuff, recvbuff, count, t, r.reduction(), root);
     });
   });
@@ -142,7 +149,7 @@ extern "C" ncclResult_t pncclAlltoAll(const void* sendbuff, void* recvbuff, size
     CHORUS_RETURN_IF_ERROR(begin(comm, stream, datatype, &c, &t));
     CHORUS_RETURN_IF_ERROR(checkBuffer(sendbuff, count, c->nranks, t, "sendbuff"));
     CHORUS_RETURN_IF_ERROR(checkBuffer(recvbuff, count, c->nranks, t, "recvbuff"));
-    CostHint h = cost(CostKind::AllToAll, count * c->nranks, t, *c);
+    OpDesc h = call(Collective::AllToAll, count, t);
     return issue(c, h, [=](Communicator& core) {
       return core.allToAll(sendbuff, recvbuff, count, t);
     });
@@ -161,7 +168,7 @@ extern "C" ncclResult_t pncclGather(const void* sendbuff, void* recvbuff, size_t
     CHORUS_RETURN_IF_ERROR(checkBuffer(sendbuff, count, 1, t, "sendbuff"));
     if (c->rank == root)
       CHORUS_RETURN_IF_ERROR(checkBuffer(recvbuff, count, c->nranks, t, "recvbuff"));
-    CostHint h = cost(CostKind::Gather, count * c->nranks, t, *c);
+    OpDesc h = call(Collective::Gather, count, t, root);
     return issue(c, h, [=](Communicator& core) {
       return core.gather(sendbuff, recvbuff, count, t, root);
     });
@@ -180,7 +187,7 @@ extern "C" ncclResult_t pncclScatter(const void* sendbuff, void* recvbuff, size_
     if (c->rank == root)
       CHORUS_RETURN_IF_ERROR(checkBuffer(sendbuff, count, c->nranks, t, "sendbuff"));
     CHORUS_RETURN_IF_ERROR(checkBuffer(recvbuff, count, 1, t, "recvbuff"));
-    CostHint h = cost(CostKind::Scatter, count * c->nranks, t, *c);
+    OpDesc h = call(Collective::Scatter, count, t, root);
     return issue(c, h, [=](Communicator& core) {
       return core.scatter(sendbuff, recvbuff, count, t, root);
     });
@@ -196,7 +203,7 @@ extern "C" ncclResult_t pncclSend(const void* sendbuff, size_t count, ncclDataTy
     CHORUS_RETURN_IF_ERROR(begin(comm, stream, datatype, &c, &t));
     CHORUS_RETURN_IF_ERROR(checkRank(*c, peer, "peer"));
     CHORUS_RETURN_IF_ERROR(checkBuffer(sendbuff, count, 1, t, "sendbuff"));
-    return issue(c, cost(CostKind::PointToPoint, count, t, *c), [=](Communicator& core) {
+    return issue(c, call(Collective::Send, count, t, peer), [=](Communicator& core) {
       return core.send(sendbuff, count, t, peer);
     });
   });
@@ -211,7 +218,7 @@ extern "C" ncclResult_t pncclRecv(void* recvbuff, size_t count, ncclDataType_t d
     CHORUS_RETURN_IF_ERROR(begin(comm, stream, datatype, &c, &t));
     CHORUS_RETURN_IF_ERROR(checkRank(*c, peer, "peer"));
     CHORUS_RETURN_IF_ERROR(checkBuffer(recvbuff, count, 1, t, "recvbuff"));
-    return issue(c, cost(CostKind::PointToPoint, count, t, *c), [=](Communicator& core) {
+    return issue(c, call(Collective::Recv, count, t, peer), [=](Communicator& core) {
       return core.recv(recvbuff, count, t, peer);
     });
   });

@@ -13,7 +13,7 @@ namespace {
 
 struct Deferred {
   ncclComm* comm;
-  CostHint cost;
+  OpDesc call;
   CoreCall run;
 };
 
@@ -97,9 +97,9 @@ void noteGroupError(const Status& st) {
 
 void deferInit(ncclComm* c) { tGroup.inits.push_back(c); }
 
-Status issue(CommRef& c, CostHint cost, CoreCall run) {
+Status issue(CommRef& c, const OpDesc& call, CoreCall run) {
   if (tGroup.depth == 0) return run(*c->core);
-  tGroup.calls.push_back(Deferred{c.get(), cost, std::move(run)});
+  tGroup.calls.push_back(Deferred{c.get(), call, std::move(run)});
   return Status::Ok();
 }
 
@@ -123,7 +123,8 @@ Status simulateEnd(ncclSimInfo_t* info, bool* pending) {
     return Status::InvalidArgument("simInfo was not initialised with NCCL_SIM_INFO_INITIALIZER");
   if (tGroup.depth == 0) return notInGroup("ncclGroupSimulateEnd");
   double micros = 0;
-  for (const Deferred& d : tGroup.calls) micros += estimateMicros(d.cost);
+  // Calls one after another: an upper bound where the group would overlap them.
+  for (const Deferred& d : tGroup.calls) micros += estimateMicros(d.call, *d.comm->core);
   info->estimatedTime = float(micros);
   GroupState g;
   if (!leave(&g)) return Status::Ok();

@@ -16,31 +16,24 @@
 #include <functional>
 
 #include "chorus/communicator.h"
+#include "core/op_desc.h"
 #include "nccl/comm_handle.h"
 
 namespace chorus::nccl {
 
-enum class CostKind { AllReduce, ReduceScatter, AllGather, Broadcast, Reduce, AllToAll, Gather,
-                      Scatter, PointToPoint };
-
-// What the estimate of ncclGroupSimulateEnd needs to know about one call.
-struct CostHint {
-  CostKind kind = CostKind::AllReduce;
-  size_t bytes = 0;  // bytes of the call's largest buffer on this rank
-  int nranks = 1;
-};
-
 using CoreCall = std::function<Status(Communicator&)>;
 
-// Runs `run` on the communicator now, or queues it when the thread is inside a group.
-Status issue(CommRef& c, CostHint cost, CoreCall run);
+// Runs `run` on the communicator now, or queues it when the thread is inside a group; `call`
+// describes it for ncclGroupSimulateEnd.
+Status issue(CommRef& c, const OpDesc& call, CoreCall run);
 // Remembers an init started inside a group; ncclGroupEnd waits for it.
 void deferInit(ncclComm* c);
 int faceGroupDepth();
 // Called for every failed entry point: inside a group, the group remembers the first error.
 void noteGroupError(const Status& st);
 
-// Microseconds the calls would take by a plain alpha-beta model (group_estimate.cc).
-double estimateMicros(const CostHint& h);
+// Microseconds `call` would take on `core`, as the library's cost model predicts it for the
+// algorithm the selector (or CHORUS_ALGO) would run (group_estimate.cc).
+double estimateMicros(const OpDesc& call, const Communicator& core);
 
 }  // namespace chorus::nccl

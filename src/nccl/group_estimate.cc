@@ -1,37 +1,33 @@
-// The estimate behind ncclGroupSimulateEnd: a plain alpha-beta model of ring-style algorithms
-// over host memory, alpha per step and bytes over a copy bandwidth. It is a stand-in: the
-// tuner's cost model (per link class, from the topology) will replace it.
+// The estimate behind ncclGroupSimulateEnd: the library's own cost model (src/tune), on the
+// communicator's topology and estimates, for the algorithm that communicator would run — the
+// selector's pick, or the one CHORUS_ALGO forces. A point-to-point call is one message: the
+// link's latency plus its bytes at the link's bandwidth.
+#include <cmath>
+
+#include "core/comm_impl.h"
 #include "nccl/group.h"
+#include "tune/selector.h"
 
 namespace chorus::nccl {
 
-namespace {
-constexpr double kAlphaMicros = 2.0;           // one shm hand-off between two ranks
-constexpr double kBytesPerMicro = 8.0 * 1000;  // 8 GB/s of copy bandwidth per rank
-}  // namespace
-
-double estimateMicros(const CostHint& h) {
-  const double n = h.nranks, bytes = double(h.bytes);
-  if (h.nranks <= 1) return bytes / kBytesPerMicro;
-  double steps = n - 1, moved = 0;
-  switch (h.kind) {
-    case CostKind::AllReduce:
-      steps = 2 * (n - 1);
-      moved = 2 * (n - 1) / n * bytes;
-      break;
-    case CostKind::ReduceScatter:
-    case CostKind::AllGather:
-    case CostKind::AllToAll:
-    case CostKind::Gather:
-    case CostKind::Scatter: moved = (n - 1) / n * bytes; break;
-    case CostKind::Broadcast:
-    case CostKind::Reduce: moved = bytes; break;  // pipelined: the whole buffer once
-    case CostKind::PointToPoint:
-      steps = 1;
-      moved = bytes;
-      break;
+double estimateMicros(const OpDesc& call, const Communicator& core) {
+  const Communicator::Impl& m = *core.impl();
+  const double bytes = double(call.count) * double(dataTypeSize(call.dtype));
+  if (call.coll == Collective::Send || call.coll == Collective::Recv) {
+    const topo::LinkParams l = m.topology.link(m.topology.pathBetweenRanks(m.rank, call.root));
+    return l.latencyUs + bytes / (l.bandwidthGBs * 1e3);
   }
-  return steps * kAlphaMicros + moved / kBytesPerMicro;
+  Selection sel;
+  // An override that cannot run the call makes the real call fail; it costs nothing then.
+  if (!selectAlgorithm(call, m.size, m.layout, m.topology, m.costParams, m.algoOverride, &sel)
+           .ok())
+    return 0;
+  if (sel.forced)
+    return predictTime(call, buildAllRanks(*sel.chosen, call, m.size, m.layout), m.topology,
+                       m.costParams);
+  for (const Candidate& k : sel.candidates)
+    if (k.algorithm == sel.chosen && std::isfinite(k.predictedUs)) return k.predictedUs;
+  return 0;
 }
 
 }  // namespace chorus::nccl

@@ -133,6 +133,13 @@ TEST(NcclAbiErrors, SimulateEndEstimatesWithoutRunning) {
   ASSERT_EQ(ncclGroupSimulateEnd(&info), ncclSuccess) << ncclGetLastError(nullptr);
   EXPECT_GT(info.estimatedTime, 0.0f);
   EXPECT_EQ(out[0], -1.0f) << "a simulated group must not run";
+  // The cost model behind it grows with the bytes (64x the data here).
+  std::vector<float> big(in.size() * 64, 1.0f);
+  ncclSimInfo_t large = NCCL_SIM_INFO_INITIALIZER;
+  ASSERT_EQ(ncclGroupStart(), ncclSuccess);
+  ASSERT_EQ(ncclAllReduce(big.data(), big.data(), big.size(), ncclFloat, ncclSum, comm, nullptr), ncclSuccess);
+  ASSERT_EQ(ncclGroupSimulateEnd(&large), ncclSuccess) << ncclGetLastError(nullptr);
+  EXPECT_GT(large.estimatedTime, 10 * info.estimatedTime);
   ncclSimInfo_t bad = NCCL_SIM_INFO_INITIALIZER;
   bad.magic = 1;
   ASSERT_EQ(ncclGroupStart(), ncclSuccess);
