@@ -1,0 +1,462 @@
+// chorus-tune: measures, between ranks 0 and 1 and through the public API, the figures the cost
+// model (src/tune/cost_model.h) runs on, and writes them as a tuning file (CHORUS_TUNE_FILE
+// loads it). Terms: a one-way time is a ping-pong round trip less its 8-byte return leg; the
+// path class is the topology's for ranks 0 and 1 (host_bridge on one host, network across two).
+// - stepOverheadUs (the executor's cost per message): the slope, against K, of the round trip
+//   of K tiny sends posted in one group (K = 1..64): the model serialises them on one channel.
+// - latencyUs: the model charges a tiny message the sender's overhead, alpha and the receiver's
+//   overhead, so alpha = one-way 8-byte time - 2 overheads (then corrected by the model's own
+//   prediction for 8 bytes, which also charges the 16 bytes of copying).
+// - bandwidthGBs: the bandwidth at which the model, walked with the figures above, best
+//   reproduces the one-way times of 4, 16 and 64 MiB messages (least squares of relative error).
+//   Searching through the model keeps its charges (per-chunk overhead, the pipeline's fill and
+//   drain) out of the estimate; the plain least-squares line of time against bytes is reported
+//   next to it.
+// - hostReduceGBs: CpuReducer on a float32 sum, in place, in chunk-sized pieces over 64 MiB (out
+//   of cache, as in real use), on rank 0 alone.
+// Other ranks only take part in the barriers. Every wait is bounded by the library's deadlines.
+//
+//   chorus-run -n 2 -- chorus-tune [--out FILE] [--quick]
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <fstream>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "chorus/chorus.h"
+#include "chorus/group.h"
+#include "common/clock.h"
+#include "core/comm_impl.h"
+#include "reduce/reducer.h"
+#include "topo/topology.h"
+#include "tune/cost_model.h"
+
+using namespace chorus;
+
+namespace {
+
+constexpr size_t kMiB = size_t(1) << 20;
+constexpr size_t kTiny = 8;
+constexpr size_t kReduceBytes = 64 * kMiB;
+const std::vector<size_t> kLargeSizes = {1 * kMiB, 4 * kMiB, 16 * kMiB, 64 * kMiB};
+constexpr size_t kFitFrom = 4 * kMiB;  // sizes below this validate the fit but are not in it
+
+const char* kUsage =
+    "usage: chorus-run -n 2 -- chorus-tune [--out FILE] [--quick]\n"
+    "  measures per-message overhead, latency and bandwidth between ranks 0 and 1 and the CPU\n"
+    "  reducer's rate, and writes them as a tuning file (load it with CHORUS_TUNE_FILE=FILE).\n"
+    "  --out FILE  the tuning file rank 0 writes (default chorus.tune)\n"
+    "  --quick     fewer repetitions (a few seconds; rougher figures)\n"
+    "  Across two hosts: mpirun -np 2 --host A,B chorus-tune (calibrates the network class).\n";
+
+struct Options {
+  std::string out = "chorus.tune";
+  bool quick = false;
+};
+
+// Repetitions; every rank derives the same ones from --quick, so their calls match.
+struct Effort {
+  int tinyIters, burstIters, largeIters, reps;
+  std::vector<int> bursts;  // K values
+};
+
+Effort effortFor(bool quick) {
+  Effort e;
+  if (quick) {
+    e = {300, 20, 1, 3, {1, 2, 4, 8, 16, 32, 48, 64}};
+  } else {
+    e = {5000, 200, 8, 9, {}};
+    for (int k = 1; k <= 64; ++k) e.bursts.push_back(k);
+  }
+  return e;
+}
+
+struct Measured {
+  double oneWayTinyUs = 0;
+  std::vector<std::pair<int, double>> burstRoundTripUs;   // K, round trip
+  std::vector<std::pair<size_t, double>> oneWayLargeUs;   // bytes, one way
+  double reduceGBs = 0;
+};
+
+struct Line {
+  double slope = 0, intercept = 0;
+};
+
+Line fitLine(const std::vector<double>& x, const std::vector<double>& y) {
+  const double n = double(x.size());
+  double sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (size_t i = 0; i < x.size(); ++i) {
+    sx += x[i], sy += y[i], sxx += x[i] * x[i], sxy += x[i] * y[i];
+  }
+  const double den = n * sxx - sx * sx;
+  Line l;
+  l.slope = den != 0 ? (n * sxy - sx * sy) / den : 0;
+  l.intercept = (sy - l.slope * sx) / n;
+  return l;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+// Theil-Sen: the median of the slopes between all pairs of points, and the median intercept
+// under it; a few points spoilt by load from elsewhere do not move it.
+Line robustLine(const std::vector<double>& x, const std::vector<double>& y) {
+  std::vector<double> slopes, intercepts;
+  for (size_t i = 0; i < x.size(); ++i)
+    for (size_t j = i + 1; j < x.size(); ++j)
+      if (x[j] != x[i]) slopes.push_back((y[j] - y[i]) / (x[j] - x[i]));
+  Line l;
+  if (slopes.empty()) return fitLine(x, y);
+  l.slope = median(slopes);
+  for (size_t i = 0; i < x.size(); ++i) intercepts.push_back(y[i] - l.slope * x[i]);
+  l.intercept = median(intercepts);
+  return l;
+}
+
+// ---- measuring ----
+
+// One leg: `burst` messages of `bytes` in one group (or one plain call when not grouped).
+Status leg(Communicator& c, char* buf, size_t bytes, int burst, bool grouped, bool send) {
+  const int peer = 1 - c.rank();
+  if (!grouped)
+    return send ? c.send(buf, bytes, DataType::Uint8, peer)
+                : c.recv(buf, bytes, DataType::Uint8, peer);
+  groupStart();
+  Status first;
+  for (int i = 0; i < burst; ++i) {
+    char* p = buf + size_t(i) * 64;  // grouped receives get their own bytes
+    Status st = send ? c.send(p, bytes, DataType::Uint8, peer)
+                     : c.recv(p, bytes, DataType::Uint8, peer);
+    if (first.ok() && !st.ok()) first = st;
+  }
+  Status end = groupEnd();
+  return first.ok() ? end : first;
+}
+
+// Rank 0 pings (the leg above), rank 1 answers with 8 bytes; other ranks do nothing.
+Status exchange(Communicator& c, char* buf, size_t bytes, int burst, bool grouped) {
+  if (c.rank() > 1) return Status::Ok();
+  const int peer = 1 - c.rank();
+  if (c.rank() == 0) {
+    CHORUS_RETURN_IF_ERROR(leg(c, buf, bytes, burst, grouped, true));
+    return c.recv(buf, kTiny, DataType::Uint8, peer);
+  }
+  CHORUS_RETURN_IF_ERROR(leg(c, buf, bytes, burst, grouped, false));
+  return c.send(buf, kTiny, DataType::Uint8, peer);
+}
+
+// What one timed loop exchanges: `burst` pings of `bytes` (grouped or one plain call).
+struct Round {
+  size_t bytes;
+  int burst;
+  bool grouped;
+  int iters;
+};
+
+// The mean round trip of `r.iters` exchanges, in microseconds as rank 0 sees it; every rank
+// takes part in the barrier that starts it.
+Status timeRound(Communicator& c, char* buf, const Round& r, double* us) {
+  CHORUS_RETURN_IF_ERROR(c.barrier());
+  CHORUS_RETURN_IF_ERROR(exchange(c, buf, r.bytes, r.burst, r.grouped));  // warm-up
+  const int64_t t0 = nowNs();
+  for (int i = 0; i < r.iters; ++i)
+    CHORUS_RETURN_IF_ERROR(exchange(c, buf, r.bytes, r.burst, r.grouped));
+  *us = double(nowNs() - t0) / 1e3 / r.iters;
+  return Status::Ok();
+}
+
+// Every round once per repetition, repetitions outermost, then the median per round: a burst
+// of load from elsewhere on the machine spoils one sample of many rounds, not all of one.
+Status measureLinks(Communicator& c, const Effort& e, Measured* m) {
+  std::vector<char> buf(kLargeSizes.back());  // zero-filled: its pages are touched up front
+  std::vector<Round> rounds = {{kTiny, 1, false, e.tinyIters}};
+  for (int k : e.bursts) rounds.push_back({kTiny, k, true, e.burstIters});
+  for (size_t bytes : kLargeSizes) rounds.push_back({bytes, 1, false, e.largeIters});
+  std::vector<std::vector<double>> samples(rounds.size());
+  for (int rep = 0; rep < e.reps; ++rep) {
+    for (size_t i = 0; i < rounds.size(); ++i) {
+      double us = 0;
+      CHORUS_RETURN_IF_ERROR(timeRound(c, buf.data(), rounds[i], &us));
+      samples[i].push_back(us);
+    }
+  }
+  m->oneWayTinyUs = median(samples[0]) / 2;
+  for (size_t i = 1; i < rounds.size(); ++i) {
+    const double rt = median(samples[i]);
+    if (rounds[i].grouped)
+      m->burstRoundTripUs.push_back({rounds[i].burst, rt});
+    else
+      m->oneWayLargeUs.push_back({rounds[i].bytes, rt - m->oneWayTinyUs});
+  }
+  return Status::Ok();
+}
+
+// GB/s of output: dst = dst + src over 64 MiB of float32 in chunk-sized pieces, the way the
+// executor reduces a received chunk into its buffer. The first pass only warms up.
+double measureReduce(size_t chunkBytes, int reps) {
+  const size_t n = kReduceBytes / sizeof(float);
+  std::vector<float> acc(n, 1.0f), in(n, 0.5f);
+  const CpuReducer& r = CpuReducer::get();
+  const size_t piece = std::max<size_t>(1, chunkBytes / sizeof(float));
+  std::vector<double> samples;
+  for (int rep = 0; rep <= reps; ++rep) {
+    const int64_t t0 = nowNs();
+    for (size_t off = 0; off < n; off += piece)
+      r.reduce(DataType::Float32, RedOp::Sum, acc.data() + off, acc.data() + off,
+               in.data() + off, std::min(piece, n - off));
+    const double ns = double(nowNs() - t0);
+    if (rep > 0) samples.push_back(double(kReduceBytes) / ns);  // bytes per ns = GB/s
+  }
+  return median(samples);
+}
+
+// ---- deriving the estimates ----
+
+// The model's one-way time for a 2-rank send/recv of `bytes` (the schedules pointToPoint builds).
+double predictOneWay(const topo::Topology& t, const CostParams& p, uint64_t bytes) {
+  OpDesc d;
+  d.coll = Collective::Send;
+  d.dtype = DataType::Uint8;
+  d.root = 1;
+  d.count = bytes;
+  std::vector<Schedule> s(2);
+  s[0].send(1, input(), bytes);
+  s[1].recv(0, output(), bytes);
+  return predictTime(d, s, t, p);
+}
+
+// Golden-section search over log(bandwidth) of the relative squared error of the model's
+// one-way times against the measured ones; `t` carries every other figure already.
+double fitBandwidth(topo::Topology t, topo::PathClass pc, const CostParams& p,
+                    const std::vector<std::pair<size_t, double>>& measured) {
+  auto error = [&](double logGBs) {
+    t.links[pc].bandwidthGBs = std::exp(logGBs);
+    double e = 0;
+    for (auto [bytes, us] : measured) {
+      if (bytes < kFitFrom) continue;
+      const double rel = predictOneWay(t, p, bytes) / us - 1;
+      e += rel * rel;
+    }
+    return e;
+  };
+  const double g = (std::sqrt(5.0) - 1) / 2;
+  double lo = std::log(0.01), hi = std::log(10000.0);
+  double a = hi - g * (hi - lo), b = lo + g * (hi - lo);
+  double ea = error(a), eb = error(b);
+  for (int i = 0; i < 100 && hi - lo > 1e-6; ++i) {
+    if (ea <= eb) {
+      hi = b, b = a, eb = ea;
+      a = hi - g * (hi - lo), ea = error(a);
+    } else {
+      lo = a, a = b, ea = eb;
+      b = lo + g * (hi - lo), eb = error(b);
+    }
+  }
+  return std::exp((lo + hi) / 2);
+}
+
+struct Derived {
+  Line burst;  // round trip (us) against K (Theil-Sen)
+  Line large;  // one-way (us) against bytes, sizes in the fit (least squares)
+  double overheadUs = 0, latencyUs = 0, bandwidthGBs = 0;
+};
+
+Derived derive(const Measured& m, const topo::Topology& base, topo::PathClass pc,
+               const CostParams& p) {
+  Derived dv;
+  std::vector<double> x, y;
+  for (auto [k, us] : m.burstRoundTripUs) x.push_back(k), y.push_back(us);
+  dv.burst = robustLine(x, y);
+  x.clear(), y.clear();
+  for (auto [bytes, us] : m.oneWayLargeUs)
+    if (bytes >= kFitFrom) x.push_back(double(bytes)), y.push_back(us);
+  dv.large = fitLine(x, y);
+
+  if (dv.burst.slope < 0.01)
+    fprintf(stderr, "chorus-tune: warning: the burst slope (%.4f us/message) is noise; is the "
+            "machine busy? step_us is set to 0.01, rerun when it is quiet\n", dv.burst.slope);
+  dv.overheadUs = std::max(0.01, dv.burst.slope);
+  topo::Topology t = base;
+  t.stepOverheadUs = dv.overheadUs;
+  // Below 0.1 us (a one-way time under two burst overheads) the model cannot match both.
+  const double alpha0 = std::max(0.1, m.oneWayTinyUs - 2 * dv.overheadUs);
+  t.links[pc] = {alpha0, t.link(pc).bandwidthGBs};
+  dv.bandwidthGBs = fitBandwidth(t, pc, p, m.oneWayLargeUs);
+  t.links[pc].bandwidthGBs = dv.bandwidthGBs;
+  // The model's own charge for 8 bytes, so that it reproduces the tiny one-way time exactly.
+  dv.latencyUs = std::max(0.1, alpha0 + m.oneWayTinyUs - predictOneWay(t, p, kTiny));
+  return dv;
+}
+
+// ---- reporting ----
+
+std::string sizeText(size_t bytes) {
+  if (bytes >= kMiB && bytes % kMiB == 0) return std::to_string(bytes / kMiB) + " MiB";
+  return std::to_string(bytes) + " B";
+}
+
+std::string fmt(const char* f, double v) {
+  char buf[64];
+  snprintf(buf, sizeof buf, f, v);
+  return buf;
+}
+
+std::string describeRun(const Communicator& c, topo::PathClass pc, bool quick) {
+  char host[256] = "?";
+  gethostname(host, sizeof host - 1);
+  char when[64];
+  const time_t now = time(nullptr);
+  strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", gmtime(&now));
+  const Communicator::Impl& impl = *c.impl();
+  Transport* tr = impl.sleeper.load();
+  std::ostringstream o;
+  o << "chorus-tune on " << host << ", " << when << ", " << c.size() << " ranks, ranks 0-1 over "
+    << topo::pathClassName(pc) << " (" << (tr ? tr->name() : "?") << ", "
+    << impl.costParams.chunkBytes << "-byte chunks), reducer " << CpuReducer::get().isa()
+    << (quick ? ", --quick" : "");
+  return o.str();
+}
+
+// The raw figures, as lines without a leading "# ".
+std::vector<std::string> rawLines(const Measured& m, const Derived& dv) {
+  std::vector<std::string> l;
+  l.push_back("one-way 8 B: " + fmt("%.3f", m.oneWayTinyUs) + " us (ping-pong round trip / 2)");
+  const int kLo = m.burstRoundTripUs.front().first, kHi = m.burstRoundTripUs.back().first;
+  l.push_back("grouped burst of K 8-byte sends, K=" + std::to_string(kLo) + ".." +
+              std::to_string(kHi) + ": round trip " + fmt("%.3f", dv.burst.intercept) + " us + " +
+              fmt("%.4f", dv.burst.slope) + " us/message");
+  std::string large = "one-way:";
+  for (auto [bytes, us] : m.oneWayLargeUs) {
+    large.append(" ").append(sizeText(bytes)).append(" ").append(fmt("%.1f", us)).append(" us;");
+  }
+  large.pop_back();
+  l.push_back(large);
+  l.push_back("least-squares line over " + sizeText(kFitFrom) + "+: " +
+              fmt("%.2f", dv.large.intercept) + " us + bytes / " +
+              fmt("%.3f", dv.large.slope > 0 ? 1e-3 / dv.large.slope : 0) + " GB/s");
+  l.push_back("reducer float32 sum, " + sizeText(kReduceBytes) + " in place: " +
+              fmt("%.3f", m.reduceGBs) + " GB/s");
+  return l;
+}
+
+Status writeTuningFile(const std::string& path, const std::string& text) {
+  std::ofstream f(path);
+  if (!f) return Status::FromErrno(errno, "cannot create tuning file '" + path + "'");
+  f << text;
+  f.close();
+  if (!f) return Status::FromErrno(errno, "cannot write tuning file '" + path + "'");
+  return Status::Ok();
+}
+
+void printFit(const Measured& m, const topo::Topology& before, const topo::Topology& after,
+              const CostParams& p) {
+  printf("fit: one-way send/recv time, measured vs the cost model (2-rank schedule)\n");
+  printf("  %-8s %12s %12s %8s %16s\n", "size", "measured_us", "predicted_us", "error",
+         "before_tuning_us");
+  std::vector<std::pair<size_t, double>> rows = {{kTiny, m.oneWayTinyUs}};
+  for (auto [bytes, us] : m.oneWayLargeUs)
+    if (bytes == kMiB || bytes == kLargeSizes.back()) rows.push_back({bytes, us});
+  for (auto [bytes, us] : rows) {
+    const double pred = predictOneWay(after, p, bytes);
+    printf("  %-8s %12.2f %12.2f %7.1f%% %16.2f\n", sizeText(bytes).c_str(), us, pred,
+           100 * (pred / us - 1), predictOneWay(before, p, bytes));
+  }
+}
+
+Status tune(Communicator& c, const Options& o) {
+  const Communicator::Impl& impl = *c.impl();
+  const Effort e = effortFor(o.quick);
+  const topo::PathClass pc = impl.topology.pathBetweenRanks(0, 1);
+  Measured m;
+  CHORUS_RETURN_IF_ERROR(measureLinks(c, e, &m));
+  if (c.rank() == 0) m.reduceGBs = measureReduce(impl.costParams.chunkBytes, e.reps);
+  CHORUS_RETURN_IF_ERROR(c.barrier());
+  if (c.rank() != 0) return Status::Ok();
+
+  const Derived dv = derive(m, impl.topology, pc, impl.costParams);
+  topo::Topology tuned = impl.topology;
+  tuned.stepOverheadUs = dv.overheadUs;
+  tuned.links[pc] = {dv.latencyUs, dv.bandwidthGBs};
+  tuned.hostReduceGBs = m.reduceGBs;
+
+  const std::string run = describeRun(c, pc, o.quick);
+  const std::vector<std::string> raw = rawLines(m, dv);
+  std::string text = "# " + run + "\n";
+  for (const std::string& line : raw) text += "# " + line + "\n";
+  text += topo::formatEstimates(tuned);
+  CHORUS_RETURN_IF_ERROR(writeTuningFile(o.out, text));
+
+  printf("%s\nmeasured:\n", run.c_str());
+  for (const std::string& line : raw) printf("  %s\n", line.c_str());
+  printf("estimates (written to %s; use CHORUS_TUNE_FILE=%s):\n", o.out.c_str(), o.out.c_str());
+  printf("  executor step_us=%.4f   (burst slope)\n", dv.overheadUs);
+  printf("  link %s latency_us=%.3f bandwidth_gbs=%.3f   (was %.3g us, %.3g GB/s)\n",
+         topo::pathClassName(pc), dv.latencyUs, dv.bandwidthGBs, impl.topology.link(pc).latencyUs,
+         impl.topology.link(pc).bandwidthGBs);
+  printf("  reduce host_gbs=%.3f   (was %.3g)\n", m.reduceGBs, impl.topology.hostReduceGBs);
+  if (const char* t = getenv("CHORUS_TRANSPORT"); t && strcmp(t, "tcp") == 0 && pc != topo::PathClass::Network)
+    printf("note: CHORUS_TRANSPORT=tcp measured TCP, but these figures are filed under %s\n",
+           topo::pathClassName(pc));
+  printFit(m, impl.topology, tuned, impl.costParams);
+  fflush(stdout);
+  return Status::Ok();
+}
+
+int parseArgs(int argc, char** argv, Options* o) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string a = argv[i];
+    if (a == "--help" || a == "-h") {
+      fputs(kUsage, stdout);
+      return 0;
+    }
+    if (a == "--quick") {
+      o->quick = true;
+    } else if (a == "--out" && i + 1 < argc) {
+      o->out = argv[++i];
+    } else {
+      fprintf(stderr, "chorus-tune: unknown or incomplete option '%s'\n%s", a.c_str(), kUsage);
+      return 2;
+    }
+  }
+  return -1;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Options o;
+  if (int rc = parseArgs(argc, argv, &o); rc >= 0) return rc;
+  const char* launch =
+      "chorus-tune measures between two ranks: launch it with `chorus-run -n 2 -- chorus-tune` "
+      "on one host, or `mpirun -np 2` over two hosts";
+  Config config;
+  Status st = Config::fromEnvironment(&config);
+  std::unique_ptr<Communicator> comm;
+  if (st.ok()) st = Communicator::createFromEnvironment(config, &comm);
+  if (!st.ok()) {
+    fprintf(stderr, "chorus-tune: %s\n%s\n", st.toString().c_str(), launch);
+    return 1;
+  }
+  if (comm->size() < 2) {
+    fprintf(stderr, "chorus-tune: only %d rank; %s\n", comm->size(), launch);
+    return 1;
+  }
+  st = tune(*comm, o);
+  if (!st.ok()) {
+    fprintf(stderr, "chorus-tune (rank %d): %s\n", comm->rank(), st.toString().c_str());
+    return 1;
+  }
+  return 0;
+}
