@@ -360,6 +360,26 @@ Status writeTuningFile(const std::string& path, const std::string& text) {
   return Status::Ok();
 }
 
+// Whether rank 0 will be able to write `path`, checked before measuring for seconds.
+Status checkWritable(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  const bool ok = access(path.c_str(), F_OK) == 0 ? access(path.c_str(), W_OK) == 0
+                                                 : access(dir.c_str(), W_OK | X_OK) == 0;
+  if (!ok) return Status::FromErrno(errno, "cannot write the tuning file '" + path + "' (--out)");
+  return Status::Ok();
+}
+
+// Rank 0's verdict on the output file, shared so that every rank stops together.
+Status agreeOnOutput(Communicator& c, const std::string& path) {
+  Status st = c.rank() == 0 ? checkWritable(path) : Status::Ok();
+  int32_t bad = !st.ok(), anyBad = 0;
+  CHORUS_RETURN_IF_ERROR(c.allReduce(&bad, &anyBad, 1, DataType::Int32, RedOp::Sum));
+  if (!st.ok()) return st;
+  if (anyBad) return Status::InvalidArgument("rank 0 cannot write the tuning file");
+  return Status::Ok();
+}
+
 void printFit(const Measured& m, const topo::Topology& before, const topo::Topology& after,
               const CostParams& p) {
   printf("fit: one-way send/recv time, measured vs the cost model (2-rank schedule)\n");
@@ -379,6 +399,7 @@ Status tune(Communicator& c, const Options& o) {
   const Communicator::Impl& impl = *c.impl();
   const Effort e = effortFor(o.quick);
   const topo::PathClass pc = impl.topology.pathBetweenRanks(0, 1);
+  CHORUS_RETURN_IF_ERROR(agreeOnOutput(c, o.out));
   Measured m;
   CHORUS_RETURN_IF_ERROR(measureLinks(c, e, &m));
   if (c.rank() == 0) m.reduceGBs = measureReduce(impl.costParams.chunkBytes, e.reps);

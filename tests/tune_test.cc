@@ -1,0 +1,140 @@
+// chorus-tune, run for real under chorus-run: a --quick calibration must exit 0 and write a
+// tuning file that loads, holds finite positive figures that are not the built-in defaults,
+// and that a communicator accepts through Config::tuneFile (what CHORUS_TUNE_FILE sets).
+// Nothing here asserts a timing: the figures are this machine's and only their shape is checked.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "core/comm_impl.h"
+#include "harness/multirank.h"
+#include "topo/topology.h"
+
+namespace chorus {
+namespace {
+
+using topo::LinkParams;
+using topo::PathClass;
+using topo::Topology;
+
+std::string binDir() {
+  if (const char* dir = getenv("CHORUS_BIN_DIR")) return dir;
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  std::string self = n > 0 ? std::string(buf, size_t(n)) : "./x";
+  return self.substr(0, self.rfind('/'));
+}
+
+struct Result {
+  int code = -1;
+  std::string out;  // stdout and stderr together
+};
+
+// Runs a shell command with a time limit, so a hang fails the test instead of stalling it.
+Result run(const std::string& cmd) {
+  Result r;
+  FILE* p = popen(("timeout 60 " + cmd + " 2>&1").c_str(), "r");
+  if (!p) return r;
+  char buf[4096];
+  for (size_t n; (n = fread(buf, 1, sizeof buf, p)) > 0;) r.out.append(buf, n);
+  const int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  return r;
+}
+
+Result tune(int ranks, const std::string& args) {
+  return run(binDir() + "/chorus-run -n " + std::to_string(ranks) + " --no-tag-output -- " +
+             binDir() + "/chorus-tune " + args);
+}
+
+std::string tempPath() {
+  char path[] = "/tmp/chorus-tune-test-XXXXXX";
+  const int fd = mkstemp(path);
+  if (fd >= 0) close(fd);
+  return path;
+}
+
+bool finitePositive(double v) { return std::isfinite(v) && v > 0; }
+
+TEST(TuneTool, QuickRunWritesATuningFileACommunicatorLoads) {
+  const std::string file = tempPath();
+  const Result r = tune(2, "--quick --out " + file);
+  ASSERT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("estimates (written to " + file), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("measured_us"), std::string::npos) << r.out;  // the fit table
+
+  std::ifstream f(file);
+  std::stringstream text;
+  text << f.rdbuf();
+  EXPECT_EQ(text.str().rfind("# chorus-tune on ", 0), 0u) << text.str();
+
+  Topology t;
+  ASSERT_TRUE(topo::loadEstimatesFile(file, &t).ok()) << text.str();
+  EXPECT_TRUE(finitePositive(t.stepOverheadUs)) << t.stepOverheadUs;
+  EXPECT_TRUE(finitePositive(t.hostReduceGBs)) << t.hostReduceGBs;
+  EXPECT_NE(t.stepOverheadUs, Topology().stepOverheadUs);
+  EXPECT_NE(t.hostReduceGBs, Topology().hostReduceGBs);
+  // One host: the class of ranks 0-1 is host_bridge (cross_socket on a box that spreads them).
+  ASSERT_EQ(t.links.size(), 1u) << text.str();
+  const auto [cls, link] = *t.links.begin();
+  EXPECT_TRUE(cls == PathClass::HostBridge || cls == PathClass::CrossSocket) << text.str();
+  EXPECT_TRUE(finitePositive(link.latencyUs)) << link.latencyUs;
+  EXPECT_TRUE(finitePositive(link.bandwidthGBs)) << link.bandwidthGBs;
+  EXPECT_NE(link, topo::defaultLink(cls));
+
+  const double step = t.stepOverheadUs;
+  const LinkParams want = link;
+  auto results = test::runRanks(2, [&](test::RankContext& ctx) {
+    Config c;
+    if (!Config::fromEnvironment(&c).ok()) return 2;
+    c.tuneFile = file;
+    auto comm = ctx.connect(&c);
+    if (!comm) return 3;
+    const Topology& got = comm->impl()->topology;
+    if (got.stepOverheadUs != step || got.link(cls) != want) {
+      ctx.report("tuning not applied: %s", topo::formatEstimates(got).c_str());
+      return 4;
+    }
+    float x = 1, y = 0;
+    Status st = comm->allReduce(&x, &y, 1, DataType::Float32, RedOp::Sum);
+    if (!st.ok() || y != 2) {
+      ctx.report("allreduce with the tuning file: %s, %g", st.toString().c_str(), y);
+      return 5;
+    }
+    return 0;
+  }, 30);
+  EXPECT_EQ(test::describeFailures(results), "");
+  unlink(file.c_str());
+}
+
+TEST(TuneTool, OneRankIsToldHowToLaunchIt) {
+  const Result r = tune(1, "--quick --out /dev/null");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("chorus-run -n 2"), std::string::npos) << r.out;
+}
+
+TEST(TuneTool, HelpAndBadOptions) {
+  Result r = run(binDir() + "/chorus-tune --help");
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("--quick"), std::string::npos) << r.out;
+  r = run(binDir() + "/chorus-tune --out");
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("usage:"), std::string::npos) << r.out;
+}
+
+TEST(TuneTool, UnwritableOutputIsAnErrorNamingTheFile) {
+  const Result r = tune(2, "--quick --out /nonexistent-dir/chorus.tune");
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.out.find("/nonexistent-dir/chorus.tune"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace chorus
