@@ -28,13 +28,97 @@ struct Dependent {
   bool chunkwise;
 };
 
-struct RankInfo {
-  std::vector<StepInfo> steps;
-  std::vector<Dependent> dependents;
+// Where a rank runs, as far as its costs go.
+struct Place {
   double stretch = 1;    // more ranks than cores on its host
   double copyGBs = 1;    // a local copy
   double reduceGBs = 1;  // a receive-reduce
   int nic = -1;          // index into the NIC resources, for network sends
+};
+
+struct Placement {
+  std::vector<Place> ranks;
+  std::vector<double> nicGBs;  // per NIC resource
+};
+
+Placement placeRanks(const topo::Topology& topo, int n) {
+  Placement out;
+  out.ranks.resize(n);
+  auto placed = [&](int r) { return r < int(topo.ranks.size()); };
+  std::map<int, int> hostRanks;
+  for (int r = 0; r < n; ++r)
+    if (placed(r) && topo.ranks[r].gpu < 0) ++hostRanks[topo.ranks[r].host];
+  std::map<std::pair<int, int>, int> nicIndex;  // (host, nic or -1-rank) -> resource
+  for (int r = 0; r < n; ++r) {
+    Place& ri = out.ranks[r];
+    ri.copyGBs = topo.link(PathClass::Self).bandwidthGBs;
+    ri.reduceGBs = topo.hostReduceGBs;
+    double nicSpeed = 0;
+    std::pair<int, int> key{-1, -1 - r};
+    if (placed(r)) {
+      const topo::RankPlace& pl = topo.ranks[r];
+      const topo::Host& h = topo.hosts.at(pl.host);
+      if (pl.gpu >= 0) ri.reduceGBs = topo.deviceReduceGBs;
+      const int cores = std::max(1, h.sockets * h.coresPerSocket);
+      if (pl.gpu < 0) ri.stretch = std::max(1.0, double(hostRanks[pl.host]) / cores);
+      const int k = topo.nearestNic(pl.host, pl.gpu, pl.socket);
+      if (k >= 0) {
+        key = {pl.host, k};
+        nicSpeed = h.nics[k].speedGbps / 8;
+      }
+    }
+    auto [it, fresh] = nicIndex.emplace(key, int(nicIndex.size()));
+    ri.nic = it->second;
+    if (fresh) {
+      double gbs = topo.link(PathClass::Network).bandwidthGBs;
+      if (nicSpeed > 0) gbs = std::min(gbs, nicSpeed);
+      out.nicGBs.push_back(gbs);
+    }
+  }
+  return out;
+}
+
+PathClass pathOf(const topo::Topology& topo, int a, int b) {
+  const int placed = int(topo.ranks.size());
+  if (a >= placed || b >= placed) return a == b ? PathClass::Self : PathClass::HostBridge;
+  return topo.pathBetweenRanks(a, b);
+}
+
+bool sameMemory(const OpDesc& d, const Step& s) {
+  auto canon = [&](BufferId b) { return d.inPlace && b == BufferId::Output ? BufferId::Input : b; };
+  return canon(s.src.buf) == canon(s.dst.buf) && s.src.offset == s.dst.offset;
+}
+
+// GB/s is 1e3 bytes per microsecond.
+double us(double bytes, double gbs) {
+  return gbs > 0 ? bytes / (gbs * 1e3) : 0.0;
+}
+
+// The engine time (before the host's stretch) of `bytes` in `chunks` messages of step `st`,
+// whose path is `pc`: what one piece costs in the walk, and summed over a step in the bound.
+double engineWork(const OpDesc& d, const topo::Topology& topo, const Place& pl, const Step& st,
+                  PathClass pc, double bytes, double chunks) {
+  const double overhead = chunks * topo.stepOverheadUs;
+  const bool network = pc == PathClass::Network;
+  switch (st.kind) {
+    case StepKind::Copy:
+      return sameMemory(d, st) ? 0 : overhead + us(bytes, pl.copyGBs);
+    case StepKind::Send:
+    case StepKind::Recv:
+      return overhead + us(bytes, network ? pl.copyGBs : topo.link(pc).bandwidthGBs);
+    case StepKind::RecvReduce:
+      return overhead + us(bytes, pl.reduceGBs);
+  }
+  return 0;
+}
+
+size_t elementSize(const OpDesc& d) {
+  return d.coll == Collective::Send || d.coll == Collective::Recv ? 1 : dataTypeSize(d.dtype);
+}
+
+struct RankInfo : Place {
+  std::vector<StepInfo> steps;
+  std::vector<Dependent> dependents;
 };
 
 struct Walk {
@@ -65,51 +149,19 @@ struct Walk {
        const CostParams& params)
       : d(desc), sched(s), topo(t), p(params), n(int(s.size())), ranks(n) {}
 
-  bool placed(int r) const { return r < int(topo.ranks.size()); }
-  PathClass path(int a, int b) const {
-    if (!placed(a) || !placed(b)) return a == b ? PathClass::Self : PathClass::HostBridge;
-    return topo.pathBetweenRanks(a, b);
-  }
+  PathClass path(int a, int b) const { return pathOf(topo, a, b); }
 
   void placeRanks() {
-    std::map<int, int> hostRanks;
-    for (int r = 0; r < n; ++r)
-      if (placed(r) && topo.ranks[r].gpu < 0) ++hostRanks[topo.ranks[r].host];
-    std::map<std::pair<int, int>, int> nicIndex;  // (host, nic or -1-rank) -> resource
-    for (int r = 0; r < n; ++r) {
-      RankInfo& ri = ranks[r];
-      ri.copyGBs = topo.link(PathClass::Self).bandwidthGBs;
-      ri.reduceGBs = topo.hostReduceGBs;
-      double nicSpeed = 0;
-      std::pair<int, int> key{-1, -1 - r};
-      if (placed(r)) {
-        const topo::RankPlace& pl = topo.ranks[r];
-        const topo::Host& h = topo.hosts.at(pl.host);
-        if (pl.gpu >= 0) ri.reduceGBs = topo.deviceReduceGBs;
-        const int cores = std::max(1, h.sockets * h.coresPerSocket);
-        if (pl.gpu < 0) ri.stretch = std::max(1.0, double(hostRanks[pl.host]) / cores);
-        const int k = topo.nearestNic(pl.host, pl.gpu, pl.socket);
-        if (k >= 0) {
-          key = {pl.host, k};
-          nicSpeed = h.nics[k].speedGbps / 8;
-        }
-      }
-      auto [it, fresh] = nicIndex.emplace(key, int(nicIndex.size()));
-      ri.nic = it->second;
-      if (fresh) {
-        double gbs = topo.link(PathClass::Network).bandwidthGBs;
-        if (nicSpeed > 0) gbs = std::min(gbs, nicSpeed);
-        nicGBs.push_back(gbs);
-      }
-    }
+    Placement pl = chorus::placeRanks(topo, n);
+    for (int r = 0; r < n; ++r) static_cast<Place&>(ranks[r]) = pl.ranks[r];
+    nicGBs = std::move(pl.nicGBs);
     nicOut.assign(nicGBs.size(), 0);
     nicIn.assign(nicGBs.size(), 0);
   }
 
   // Pieces per step and the channel links; returns false when a send has no receive.
   bool layOut() {
-    const size_t esize =
-        d.coll == Collective::Send || d.coll == Collective::Recv ? 1 : dataTypeSize(d.dtype);
+    const size_t esize = elementSize(d);
     const uint64_t chunkElems = std::max<uint64_t>(1, p.chunkBytes / esize);
     auto chunksOf = [&](const Step& s) { return (s.count + chunkElems - 1) / chunkElems; };
     uint64_t total = 0;
@@ -202,13 +254,6 @@ struct Walk {
     heap.push({std::max(ready[piece], engineFree[pieceRank[piece]]), piece});
   }
 
-  bool sameMemory(const Step& s) const {
-    auto canon = [&](BufferId b) {
-      return d.inPlace && b == BufferId::Output ? BufferId::Input : b;
-    };
-    return canon(s.src.buf) == canon(s.dst.buf) && s.src.offset == s.dst.offset;
-  }
-
   void execute(uint32_t piece, double start) {
     const int r = pieceRank[piece], i = pieceStep[piece];
     const Step& st = sched[r].steps[i];
@@ -216,27 +261,11 @@ struct Walk {
     const StepInfo& si = ri.steps[i];
     const int k = int(piece - si.firstPiece);
     const double bytes = si.bytesPerPiece;
-    const double overhead = si.chunksPerPiece * topo.stepOverheadUs;
-    // GB/s is 1e3 bytes per microsecond.
-    auto us = [](double b, double gbs) { return gbs > 0 ? b / (gbs * 1e3) : 0.0; };
-    double work = 0, arrival = 0;
+    double arrival = 0;
     PathClass pc = st.kind == StepKind::Copy ? PathClass::Self : path(r, st.peer);
     const bool network = pc == PathClass::Network;
     const topo::LinkParams link = topo.link(pc);
-    switch (st.kind) {
-      case StepKind::Copy:
-        work = sameMemory(st) ? 0 : overhead + us(bytes, ri.copyGBs);
-        break;
-      case StepKind::Send:
-        work = overhead + us(bytes, network ? ri.copyGBs : link.bandwidthGBs);
-        break;
-      case StepKind::Recv:
-        work = overhead + us(bytes, network ? ri.copyGBs : link.bandwidthGBs);
-        break;
-      case StepKind::RecvReduce:
-        work = overhead + us(bytes, ri.reduceGBs);
-        break;
-    }
+    const double work = engineWork(d, topo, ri, st, pc, bytes, si.chunksPerPiece);
     const double done = start + work * ri.stretch;
     engineFree[r] = done;
     finish = std::max(finish, done);
@@ -293,6 +322,66 @@ double predictTime(const OpDesc& d, const std::vector<Schedule>& perRank,
   if (perRank.empty()) return 0;
   Walk w(d, perRank, topo, p);
   return w.run();
+}
+
+// Each clause holds for every finished walk (an unfinished one is +infinity):
+// - A rank's engine does its pieces one after another, so the walk ends no earlier than the
+//   sum of their work. Summed over a step's pieces, the work is the step's: its chunks times
+//   the per-message overhead plus its bytes at its rate, whatever the pieces.
+// - A receive piece starts once its message has arrived, at least one link latency after time
+//   0; so does every piece that depends on one (through its dependencies or channel order, as
+//   a piece waits for a piece of what it depends on). Those pieces, one after another, start no
+//   earlier than the smallest latency of the rank's incoming paths.
+// - A rank's network sends cross its NIC one after another (other ranks on that NIC only add
+//   to the queue), and the last lands one network latency (times its stretch) after it left.
+double lowerBoundTime(const OpDesc& d, int size, const std::vector<int>& ranks,
+                      const std::vector<Schedule>& schedules, const topo::Topology& topo,
+                      const CostParams& p) {
+  if (size <= 0 || ranks.empty()) return 0;
+  const Placement place = placeRanks(topo, size);
+  const size_t esize = elementSize(d);
+  const uint64_t chunkElems = std::max<uint64_t>(1, p.chunkBytes / esize);
+  const double inf = std::numeric_limits<double>::infinity();
+  double bound = 0;
+  for (size_t i = 0; i < ranks.size() && i < schedules.size(); ++i) {
+    const int r = ranks[i];
+    const Place& pl = place.ranks.at(r);
+    const std::vector<Step>& steps = schedules[i].steps;
+    std::vector<uint8_t> afterRecv(steps.size(), 0);
+    std::map<std::pair<int, bool>, int> lastOnChannel;
+    double all = 0, late = 0, nicBytes = 0, firstArrival = inf;
+    for (size_t k = 0; k < steps.size(); ++k) {
+      const Step& st = steps[k];
+      const bool recv = st.kind == StepKind::Recv || st.kind == StepKind::RecvReduce;
+      const PathClass pc = st.kind == StepKind::Copy ? PathClass::Self : pathOf(topo, r, st.peer);
+      const double bytes = double(st.count) * esize;
+      const double chunks = double((st.count + chunkElems - 1) / chunkElems);
+      const double work = engineWork(d, topo, pl, st, pc, bytes, chunks);
+      bool after = recv;
+      for (int dep : st.deps)
+        if (dep >= 0 && size_t(dep) < k) after = after || afterRecv[dep];
+      if (st.kind != StepKind::Copy) {
+        auto [it, fresh] = lastOnChannel.emplace(std::make_pair(st.peer, st.kind == StepKind::Send), int(k));
+        if (!fresh) {
+          after = after || afterRecv[it->second];
+          it->second = int(k);
+        }
+      }
+      afterRecv[k] = after;
+      if (recv)
+        firstArrival = std::min(firstArrival, topo.link(pathOf(topo, st.peer, r)).latencyUs);
+      all += work;
+      if (after) late += work;
+      if (st.kind == StepKind::Send && pc == PathClass::Network) nicBytes += bytes;
+    }
+    bound = std::max(bound, all * pl.stretch);
+    if (firstArrival < inf) bound = std::max(bound, firstArrival + late * pl.stretch);
+    if (nicBytes > 0)
+      bound = std::max(bound, us(nicBytes, place.nicGBs[pl.nic]) +
+                                  topo.link(PathClass::Network).latencyUs * pl.stretch);
+  }
+  // The walk adds the same terms piece by piece in another order; keep clear of its rounding.
+  return bound * (1 - 1e-9);
 }
 
 }  // namespace chorus

@@ -30,11 +30,22 @@ struct CostParams {
   size_t chunkBytes = 128 << 10;   // the transport's message size
   uint64_t pieceBudget = 1 << 20;  // pieces walked at most, all ranks together
   int maxPiecesPerStep = 16;
+  // The selector walks candidates in increasing order of lowerBoundTime and skips one whose
+  // bound already exceeds the best prediction (it could not have been picked); false walks all.
+  bool skipLosers = true;
 };
 
 // Predicted microseconds from every rank starting together to the last one finishing;
 // +infinity when the schedules cannot finish (a receive nobody sends).
 double predictTime(const OpDesc& d, const std::vector<Schedule>& perRank,
                    const topo::Topology& topo, const CostParams& p);
+
+// A lower bound of predictTime over all `size` ranks' schedules, from the schedules of a few of
+// them (schedules[i] is rank ranks[i]'s): any rank's own work bounds the whole, so a sample of
+// ranks gives a true, if looser, bound. No event walk: linear in the sampled steps, so the
+// selector can bound an algorithm without building every rank's schedule.
+double lowerBoundTime(const OpDesc& d, int size, const std::vector<int>& ranks,
+                      const std::vector<Schedule>& schedules, const topo::Topology& topo,
+                      const CostParams& p);
 
 }  // namespace chorus

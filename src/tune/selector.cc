@@ -28,6 +28,15 @@ RankLayout layoutFromTopology(const topo::Topology& t, int size) {
   return RankLayout::fromHostIds(hostOf);
 }
 
+std::vector<int> boundSample(const OpDesc& d, int size) {
+  std::vector<int> s = {0, 1, size / 2, size - 1};
+  if (d.root >= 0) s.push_back(d.root);
+  std::erase_if(s, [&](int r) { return r < 0 || r >= size; });
+  std::sort(s.begin(), s.end());
+  s.erase(std::unique(s.begin(), s.end()), s.end());
+  return s;
+}
+
 std::string Selection::describe() const {
   std::string s;
   char buf[96];
@@ -35,6 +44,8 @@ std::string Selection::describe() const {
     if (!s.empty()) s += "; ";
     if (c.unavailable)
       snprintf(buf, sizeof buf, "%s n/a (%s)", c.algorithm->name, c.unavailable);
+    else if (c.skipped)
+      snprintf(buf, sizeof buf, "%s > %.1f us (bound)", c.algorithm->name, c.boundUs);
     else if (forced)
       snprintf(buf, sizeof buf, "%s", c.algorithm->name);
     else
@@ -66,18 +77,40 @@ Status selectAlgorithm(const OpDesc& d, int size, const RankLayout& layout,
     return Status::Ok();
   }
   const std::vector<const Algorithm*> all = algorithmsFor(d.coll);
+  const std::vector<int> sample = boundSample(d, size);
+  std::vector<size_t> order;  // available candidates, by bound
   for (const Algorithm* a : all) {
     Candidate c{a, std::numeric_limits<double>::infinity(), a->why(d, size, layout)};
     // One algorithm needs no prediction.
-    if (!c.unavailable)
-      c.predictedUs =
-          all.size() == 1 ? 0 : predictTime(d, buildAllRanks(*a, d, size, layout), topo, params);
+    if (all.size() == 1 && !c.unavailable) c.predictedUs = 0;
+    if (!c.unavailable && all.size() > 1) {
+      std::vector<Schedule> some;
+      for (int r : sample) some.push_back(a->build(d, r, size, layout));
+      c.boundUs = lowerBoundTime(d, size, sample, some, topo, params);
+      order.push_back(sel.candidates.size());
+    }
     sel.candidates.push_back(c);
+  }
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return sel.candidates[a].boundUs < sel.candidates[b].boundUs;
+  });
+  double best = std::numeric_limits<double>::infinity();
+  for (size_t i : order) {
+    Candidate& c = sel.candidates[i];
+    // Strictly greater: one whose bound ties the best might tie it and win on catalogue order.
+    if (params.skipLosers && c.boundUs > best) {
+      c.skipped = true;
+      continue;
+    }
+    c.predictedUs = predictTime(d, buildAllRanks(*c.algorithm, d, size, layout), topo, params);
+    best = std::min(best, c.predictedUs);
   }
   // Ties keep catalogue order, so every rank picks the same one.
   std::stable_sort(sel.candidates.begin(), sel.candidates.end(),
                    [](const Candidate& a, const Candidate& b) {
                      if (!a.unavailable != !b.unavailable) return !a.unavailable;
+                     if (a.skipped != b.skipped) return !a.skipped;
+                     if (a.skipped) return a.boundUs < b.boundUs;
                      return a.predictedUs < b.predictedUs;
                    });
   if (sel.candidates.empty() || sel.candidates[0].unavailable)

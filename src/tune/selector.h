@@ -15,15 +15,20 @@ namespace chorus {
 
 struct Candidate {
   const Algorithm* algorithm = nullptr;
-  double predictedUs = 0;             // +infinity when unavailable
+  double predictedUs = 0;             // +infinity when unavailable or skipped
   const char* unavailable = nullptr;  // why it cannot run this call, or nullptr
+  // lowerBoundTime from a sample of ranks; when it exceeded the best prediction so far the walk
+  // was skipped (it could not have been picked) and the candidate only says "> boundUs".
+  double boundUs = 0;
+  bool skipped = false;
 };
 
 struct Selection {
   const Algorithm* chosen = nullptr;
   bool forced = false;                // by the override; no predictions were made then
-  std::vector<Candidate> candidates;  // fastest predicted first, unavailable ones last
-  // "ring 12.3 us (picked); one_shot 14.0 us; ..." for the INFO log.
+  // Fastest predicted first, then the skipped ones by bound, unavailable ones last.
+  std::vector<Candidate> candidates;
+  // "ring 12.3 us (picked); two_shot > 1228.0 us (bound); ..." for the INFO log.
   std::string describe() const;
 };
 
@@ -33,6 +38,14 @@ std::vector<Schedule> buildAllRanks(const Algorithm& a, const OpDesc& d, int siz
 // Which host each rank is on, as the topology says (one host when it places fewer ranks).
 RankLayout layoutFromTopology(const topo::Topology& t, int size);
 
+// The ranks whose schedules bound an algorithm before its walk: a few that differ in role
+// (first and last, the first's neighbour, the middle, the root), sorted and distinct.
+std::vector<int> boundSample(const OpDesc& d, int size);
+
+// Branch and bound: candidates are walked in increasing order of their lower bound, and one
+// whose bound exceeds the best prediction so far is skipped (params.skipLosers). The bound is
+// true, so the pick is the one walking every candidate would make; what is skipped is what a
+// large job cannot afford (a quadratic algorithm's million steps on 1024 ranks).
 // Fails only when the override names an algorithm that cannot run `d` on this job; the error
 // says why and which algorithms can.
 Status selectAlgorithm(const OpDesc& d, int size, const RankLayout& layout,

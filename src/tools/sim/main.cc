@@ -3,12 +3,17 @@
 // the library's own code, so its picks are what a job on that topology would run.
 //
 //   chorus-sim --topo FILE [--collective allreduce|...|all] [--ranks N] [--sizes 8:1G]
-//              [--factor 4] [--tune FILE] [--algo allreduce=ring] [--csv]
+//              [--factor 4] [--tune FILE] [--algo allreduce=ring] [--csv] [--walk-all]
 //
 // Sizes are nccl-tests' sizes in bytes of float32: the whole vector for allreduce, broadcast
 // and reduce; the gathered (allgather, gather) or scattered (reduce_scatter, scatter, alltoall)
 // total otherwise. Ranks: those the file places (`ranks per_gpu` by default); --ranks N keeps
 // the first N of them.
+//
+// Like the library, it walks only the candidates whose lower bound does not already lose to a
+// walked one (selector.h); a skipped one prints as "> X us" with the busbw it cannot exceed.
+// --walk-all walks every candidate (slow at 1024 ranks: quadratic algorithms are millions of
+// steps), to compare.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -26,7 +31,7 @@ namespace {
 int usage(const char* why) {
   fprintf(stderr,
           "chorus-sim: %s\nusage: chorus-sim --topo FILE [--collective NAME|all] [--ranks N] "
-          "[--sizes MIN:MAX] [--factor F] [--tune FILE] [--algo SPEC] [--csv]\n",
+          "[--sizes MIN:MAX] [--factor F] [--tune FILE] [--algo SPEC] [--csv] [--walk-all]\n",
           why);
   return 2;
 }
@@ -51,12 +56,13 @@ double busFactor(Collective c, int n) {
 }
 
 void simulate(Collective c, const topo::Topology& t, int n, uint64_t lo, uint64_t hi,
-              uint64_t factor, const AlgoOverride& ov, bool csv) {
+              uint64_t factor, const AlgoOverride& ov, bool csv, bool walkAll) {
   const RankLayout layout = layoutFromTopology(t, n);
   CostParams params;
   params.pieceBudget = 1 << 18;  // keeps a 1024-rank sweep to seconds per size
+  params.skipLosers = !walkAll;
   if (csv)
-    printf("collective,ranks,bytes,algorithm,predicted_us,busbw_gbs,picked\n");
+    printf("collective,ranks,bytes,algorithm,predicted_us,busbw_gbs,picked,bound_us\n");
   else
     printf("# %s on %d ranks (%zu hosts), %s\n", collectiveName(c), n, layout.hosts.size(),
            t.source.c_str());
@@ -80,16 +86,22 @@ void simulate(Collective c, const topo::Topology& t, int n, uint64_t lo, uint64_
     if (!csv) printf("%12llu B\n", (unsigned long long)bytes);
     for (const Candidate& k : sel.candidates) {
       const bool picked = k.algorithm == sel.chosen;
-      const double busbw =
-          k.predictedUs > 0 ? double(bytes) / (k.predictedUs * 1e3) * busFactor(c, n) : 0;
+      auto busbw = [&](double us) {
+        return us > 0 ? double(bytes) / (us * 1e3) * busFactor(c, n) : 0;
+      };
+      const double shown = k.skipped ? k.boundUs : k.predictedUs;
       if (csv)
-        printf("%s,%d,%llu,%s,%.3f,%.3f,%d\n", collectiveName(c), n, (unsigned long long)bytes,
-               k.algorithm->name, k.unavailable ? -1.0 : k.predictedUs, busbw, picked);
+        printf("%s,%d,%llu,%s,%.3f,%.3f,%d,%.3f\n", collectiveName(c), n,
+               (unsigned long long)bytes, k.algorithm->name,
+               k.unavailable || k.skipped ? -1.0 : k.predictedUs, busbw(shown), picked, k.boundUs);
       else if (k.unavailable)
         printf("    %-20s %14s  %s\n", k.algorithm->name, "n/a", k.unavailable);
+      else if (k.skipped)
+        printf("    %-20s > %10.1f us < %7.2f GB/s  (bound; not walked)\n", k.algorithm->name,
+               k.boundUs, busbw(k.boundUs));
       else
-        printf("    %-20s %12.1f us %9.2f GB/s%s\n", k.algorithm->name, k.predictedUs, busbw,
-               picked ? (sel.forced ? "  <- forced" : "  <- picked") : "");
+        printf("    %-20s %12.1f us %9.2f GB/s%s\n", k.algorithm->name, k.predictedUs,
+               busbw(k.predictedUs), picked ? (sel.forced ? "  <- forced" : "  <- picked") : "");
     }
     fflush(stdout);
   }
@@ -101,13 +113,13 @@ int main(int argc, char** argv) {
   std::string topoFile, tuneFile, algo, coll = "allreduce", sizes = "8:1G";
   int ranks = 0;
   uint64_t factor = 4;
-  bool csv = false;
+  bool csv = false, walkAll = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
     const char* v = nullptr;
-    if (a == "--csv") {
-      csv = true;
+    if (a == "--csv" || a == "--walk-all") {
+      (a == "--csv" ? csv : walkAll) = true;
       continue;
     }
     if (a == "-h" || a == "--help") return usage("help") == 2 ? 0 : 0;
@@ -168,6 +180,6 @@ int main(int argc, char** argv) {
   } else {
     return usage(("unknown collective " + coll).c_str());
   }
-  for (Collective k : colls) simulate(k, t, ranks, *lo, *hi, factor, ov, csv);
+  for (Collective k : colls) simulate(k, t, ranks, *lo, *hi, factor, ov, csv, walkAll);
   return 0;
 }
