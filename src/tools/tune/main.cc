@@ -322,7 +322,11 @@ std::string describeRun(const Communicator& c, topo::PathClass pc, bool quick) {
   const Communicator::Impl& impl = *c.impl();
   Transport* tr = impl.sleeper.load();
   std::ostringstream o;
-  o << "chorus-tune on " << host << ", " << when << ", " << c.size() << " ranks, ranks 0-1 over "
+  double load[1] = {0};
+  const int cpus = int(sysconf(_SC_NPROCESSORS_ONLN));
+  std::string loadText = getloadavg(load, 1) == 1 ? fmt("load %.2f", load[0]) : "load ?";
+  o << "chorus-tune on " << host << " (" << cpus << " cpus, " << loadText << "), " << when
+    << ", " << c.size() << " ranks, ranks 0-1 over "
     << topo::pathClassName(pc) << " (" << (tr ? tr->name() : "?") << ", "
     << impl.costParams.chunkBytes << "-byte chunks), reducer " << CpuReducer::get().isa()
     << (quick ? ", --quick" : "");
@@ -430,6 +434,13 @@ Status tune(Communicator& c, const Options& o) {
   if (const char* t = getenv("CHORUS_TRANSPORT"); t && strcmp(t, "tcp") == 0 && pc != topo::PathClass::Network)
     printf("note: CHORUS_TRANSPORT=tcp measured TCP, but these figures are filed under %s\n",
            topo::pathClassName(pc));
+  // Ranks that share a core spin out their turn before they sleep: a tiny one-way time near
+  // the spin budget means the machine is busy, and the figures measure that, not the executor.
+  if (pc != topo::PathClass::Network && m.oneWayTinyUs > 0.5e-3 * double(impl.config.spinNs))
+    printf("warning: one-way 8 B took %.1f us, near the %.0f us spin budget (CHORUS_SPIN_NS): "
+           "ranks 0 and 1 seem to share a core (busy machine?); these figures describe that "
+           "state. Rerun when the machine is quiet.\n",
+           m.oneWayTinyUs, 1e-3 * double(impl.config.spinNs));
   printFit(m, impl.topology, tuned, impl.costParams);
   fflush(stdout);
   return Status::Ok();
