@@ -223,9 +223,12 @@ class Bench {
 
   Status measureSize(uint64_t bytes, const OpDesc& d) {
     const Communicator::Impl& w = *world_.impl();
+    // Every algorithm predicted (no branch and bound), so each has a figure to check.
+    CostParams params = w.costParams;
+    params.skipLosers = false;
     Selection sel;
     CHORUS_RETURN_IF_ERROR(
-        selectAlgorithm(d, n_, w.layout, w.topology, w.costParams, AlgoOverride{}, &sel));
+        selectAlgorithm(d, n_, w.layout, w.topology, params, AlgoOverride{}, &sel));
     std::vector<Measured> ms;
     for (const Candidate& k : sel.candidates)
       if (!k.unavailable && std::isfinite(k.predictedUs))
