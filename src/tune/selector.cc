@@ -37,6 +37,20 @@ std::vector<int> boundSample(const OpDesc& d, int size) {
   return s;
 }
 
+namespace {
+// Roughly the heap work of walking an algorithm: ranks x steps per rank x the steps of one rank
+// that are ready at once (those that wait for nothing), from the sampled ranks.
+double walkCostEstimate(const std::vector<Schedule>& some, int size) {
+  double worst = 0;
+  for (const Schedule& s : some) {
+    size_t free = 0;
+    for (const Step& st : s.steps) free += st.deps[0] < 0 && st.deps[1] < 0;
+    worst = std::max(worst, double(s.steps.size()) * double(std::max<size_t>(1, free)));
+  }
+  return worst * size;
+}
+}  // namespace
+
 std::string Selection::describe() const {
   std::string s;
   char buf[96];
@@ -79,6 +93,7 @@ Status selectAlgorithm(const OpDesc& d, int size, const RankLayout& layout,
   const std::vector<const Algorithm*> all = algorithmsFor(d.coll);
   const std::vector<int> sample = boundSample(d, size);
   std::vector<size_t> order;  // available candidates, by bound
+  std::vector<double> walkCost(all.size(), 0);
   for (const Algorithm* a : all) {
     Candidate c{a, std::numeric_limits<double>::infinity(), a->why(d, size, layout)};
     // One algorithm needs no prediction.
@@ -87,6 +102,7 @@ Status selectAlgorithm(const OpDesc& d, int size, const RankLayout& layout,
       std::vector<Schedule> some;
       for (int r : sample) some.push_back(a->build(d, r, size, layout));
       c.boundUs = lowerBoundTime(d, size, sample, some, topo, params);
+      walkCost[sel.candidates.size()] = walkCostEstimate(some, size);
       order.push_back(sel.candidates.size());
     }
     sel.candidates.push_back(c);
@@ -94,12 +110,21 @@ Status selectAlgorithm(const OpDesc& d, int size, const RankLayout& layout,
   std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     return sel.candidates[a].boundUs < sel.candidates[b].boundUs;
   });
+  // The budget only bites when some candidate fits it: a prediction beats none.
+  bool anyFits = false;
+  for (size_t i : order) anyFits = anyFits || walkCost[i] <= double(params.walkBudget);
   double best = std::numeric_limits<double>::infinity();
   for (size_t i : order) {
     Candidate& c = sel.candidates[i];
     // Strictly greater: one whose bound ties the best might tie it and win on catalogue order.
     if (params.skipLosers && c.boundUs > best) {
       c.skipped = true;
+      continue;
+    }
+    if (anyFits && walkCost[i] > double(params.walkBudget)) {
+      c.unavailable =
+          "is too costly to predict on this many ranks (steps x sends ready at once exceeds "
+          "CostParams::walkBudget) and its lower bound does not rule it out";
       continue;
     }
     c.predictedUs = predictTime(d, buildAllRanks(*c.algorithm, d, size, layout), topo, params);

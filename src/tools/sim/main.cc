@@ -12,8 +12,9 @@
 //
 // Like the library, it walks only the candidates whose lower bound does not already lose to a
 // walked one (selector.h); a skipped one prints as "> X us" with the busbw it cannot exceed.
-// --walk-all walks every candidate (slow at 1024 ranks: quadratic algorithms are millions of
-// steps), to compare.
+// --walk-all walks every candidate, whatever CostParams::walkBudget says (slow at 1024 ranks:
+// quadratic algorithms are millions of steps), to compare.
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -61,6 +62,7 @@ void simulate(Collective c, const topo::Topology& t, int n, uint64_t lo, uint64_
   CostParams params;
   params.pieceBudget = 1 << 18;  // keeps a 1024-rank sweep to seconds per size
   params.skipLosers = !walkAll;
+  if (walkAll) params.walkBudget = UINT64_MAX;
   if (csv)
     printf("collective,ranks,bytes,algorithm,predicted_us,busbw_gbs,picked,bound_us\n");
   else
