@@ -380,7 +380,9 @@ Status agreeOnOutput(Communicator& c, const std::string& path) {
   int32_t bad = !st.ok(), anyBad = 0;
   CHORUS_RETURN_IF_ERROR(c.allReduce(&bad, &anyBad, 1, DataType::Int32, RedOp::Sum));
   if (!st.ok()) return st;
-  if (anyBad) return Status::InvalidArgument("rank 0 cannot write the tuning file");
+  // The path is named here too: chorus-run may stop rank 0 before its own message is printed.
+  if (anyBad)
+    return Status::InvalidArgument("rank 0 cannot write the tuning file '" + path + "' (--out)");
   return Status::Ok();
 }
 
