@@ -1,6 +1,7 @@
 // The TCP transport on one host (CHORUS_TRANSPORT=tcp puts every pair on TCP over loopback,
 // so this runs without namespaces): every collective; striping over many streams with tiny
-// chunks and few slots, so messages finish out of order across streams; a rank killed
+// chunks and few slots, so messages finish out of order across streams, with copied and with
+// zero-copy sends; a rank killed
 // mid-collective; strangers at every listening port while a job runs.
 #include <arpa/inet.h>
 #include <dirent.h>
@@ -77,7 +78,27 @@ TEST(Tcp, StripesOverManyStreamsWithTinyChunks) {
       },
       120,
       withEnv({{"CHORUS_SOCKET_NSTREAMS", "5"}, {"CHORUS_TCP_CHUNK_BYTES", "4096"},
-               {"CHORUS_TCP_SLOTS", "3"}}));
+               {"CHORUS_TCP_SLOTS", "3"}, {"CHORUS_TCP_ZERO_COPY_BYTES", "0"}}));
+  EXPECT_EQ(describeFailures(results), "");
+}
+
+// The same with every message of 1 KiB or more sent from the caller's buffer (lent, not
+// copied): in-place cases overwrite memory that was sent moments before, on other streams.
+TEST(Tcp, ZeroCopySendsOverManyStreamsWithTinyChunks) {
+  auto results = runRanks(
+      3,
+      [](RankContext& ctx) {
+        auto comm = ctx.connect();
+        if (!comm) return 1;
+        int bad = 0;
+        for (Coll c : {Coll::AllReduce, Coll::ReduceScatter, Coll::AllGather, Coll::Broadcast,
+                       Coll::AllToAll, Coll::SendRecv})
+          bad += runAllCases(*comm, c, reportTo, &ctx);
+        return bad ? 1 : 0;
+      },
+      120,
+      withEnv({{"CHORUS_SOCKET_NSTREAMS", "5"}, {"CHORUS_TCP_CHUNK_BYTES", "4096"},
+               {"CHORUS_TCP_SLOTS", "3"}, {"CHORUS_TCP_ZERO_COPY_BYTES", "1024"}}));
   EXPECT_EQ(describeFailures(results), "");
 }
 

@@ -1,8 +1,10 @@
 // The transport interface: point-to-point, non-blocking message channels between two ranks.
-// A message is a WireHeader plus up to maxPayloadBytes() of data. Sending copies the data out
-// (so the caller may reuse its buffer at once); receiving hands out a pointer into the
-// transport's own buffer so the executor can reduce straight out of it, then release() frees
-// the slot and returns the credit to the sender. Nothing here blocks.
+// A message is a WireHeader plus up to maxPayloadBytes() of data. trySend copies the data out
+// (so the caller may reuse its buffer at once); a transport whose own thread moves the bytes
+// may also lend: trySendInPlace leaves the data in the caller's memory until the transport has
+// handed it on, which saves a copy. Receiving hands out a pointer into the transport's own
+// buffer so the executor can reduce straight out of it, then release() frees the slot and
+// returns the credit to the sender. Nothing here blocks.
 #pragma once
 
 #include <cstddef>
@@ -34,6 +36,19 @@ class Connection {
   virtual const WireHeader* peek(const void** payload) = 0;
   // Frees the message returned by peek().
   virtual void release() = 0;
+
+  // Zero-copy sending. sendsInPlaceFrom() is the smallest payload worth lending (0: this
+  // connection never lends). trySendInPlace posts like trySend but reads `data` later, from the
+  // transport's thread: the caller must leave those bytes alone until sendsDone() >= *ticket.
+  virtual size_t sendsInPlaceFrom() const { return 0; }
+  virtual bool trySendInPlace(const WireHeader& h, const void* data, uint64_t* ticket) {
+    (void)h, (void)data, (void)ticket;
+    return false;
+  }
+  virtual uint64_t sendsDone() const { return 0; }
+  // After a failure, when the caller is about to give its memory back: once this returns, the
+  // transport reads no lent bytes again, and the connection is unusable.
+  virtual void reclaimLent() {}
 };
 
 // Owns the connections to the peers it serves and the means to sleep until one of them moves.

@@ -126,6 +126,7 @@ void Communicator::Impl::finish(const Prepared& p) {
 Status Communicator::Impl::failedRun(const Status& st, const OpDesc& d) {
   const bool fromPeer = failed.load();
   fail(st);
+  executor->reclaimLent();  // the caller gets its buffers back with the error
   if (!fromPeer) bootstrap->reportError(st);  // so the others stop waiting for us
   return st.withContext("rank " + std::to_string(rank) + ": " + d.toString());
 }

@@ -60,6 +60,7 @@ void Executor::start(const Plan& plan, const OpDesc& desc, uint32_t opSeq, RedOp
   state_.assign(steps_->size(), StepState{});
   for (size_t i = 0; i < steps_->size(); ++i)
     state_[i].chunks = ((*steps_)[i].count + chunkElems_ - 1) / chunkElems_;
+  if (!lent_.empty()) reclaimLent();  // a failed run left some: that memory is not ours now
   sendHead_.assign(plan.peers.size(), -1);
   recvHead_.assign(plan.peers.size(), -1);
   for (size_t k = 0; k < plan.peers.size(); ++k) {
@@ -115,10 +116,18 @@ bool Executor::advanceSend(int i) {
   const char* src = ptr(s.src);
   WireHeader h = expect_;
   if (p2p_) h.count = s.count;
+  const size_t lendFrom = c->sendsInPlaceFrom();
   bool moved = false;
   while (st.done < st.chunks && depsReady(i, st.done)) {
     h.bytes = uint32_t(chunkCount(i, st.done) * esize_);
-    if (!c->trySend(h, src + st.done * chunkElems_ * esize_)) break;
+    const char* data = src + st.done * chunkElems_ * esize_;
+    if (lendFrom && h.bytes >= lendFrom && lent_.size() < kMaxLent) {
+      uint64_t ticket = 0;
+      if (!c->trySendInPlace(h, data, &ticket)) break;
+      lent_.push_back({c, ticket, s.peer, data, data + h.bytes});
+    } else if (!c->trySend(h, data)) {
+      break;
+    }
     ++st.done;
     moved = true;
   }
@@ -152,6 +161,7 @@ bool Executor::advanceRecv(int i, Status* err) {
       return false;
     }
     const uint64_t off = st.done * chunkElems_ * esize_;
+    if (!lent_.empty() && lentOverlaps(dst + off, dst + off + n * esize_)) break;
     if (local)
       env_.reducer->reduce(desc_.dtype, op_, dst + off, local + off, payload, n);
     else
@@ -167,17 +177,45 @@ bool Executor::advanceRecv(int i, Status* err) {
 bool Executor::advanceCopy(int i) {
   const Step& s = (*steps_)[i];
   StepState& st = state_[i];
-  const uint64_t from = st.done;
-  while (st.done < st.chunks && depsReady(i, st.done)) ++st.done;
-  if (st.done == from) return false;
+  uint64_t to = st.done;
+  while (to < st.chunks && depsReady(i, to)) ++to;
+  if (to == st.done) return false;
   char* src = ptr(s.src);
   char* dst = ptr(s.dst);
   if (src != dst) {
-    uint64_t begin = from * chunkElems_, end = st.done * chunkElems_;
+    uint64_t begin = st.done * chunkElems_, end = to * chunkElems_;
     if (end > s.count) end = s.count;
-    memcpy(dst + begin * esize_, src + begin * esize_, (end - begin) * esize_);
+    char* at = dst + begin * esize_;
+    const size_t bytes = (end - begin) * esize_;
+    if (!lent_.empty() && lentOverlaps(at, at + bytes)) return false;
+    memcpy(at, src + begin * esize_, bytes);
   }
+  st.done = to;
   return true;
+}
+
+bool Executor::lentPending() {
+  for (size_t k = 0; k < lent_.size();) {
+    if (lent_[k].conn->sendsDone() >= lent_[k].ticket) {
+      lent_[k] = lent_.back();
+      lent_.pop_back();
+    } else {
+      ++k;
+    }
+  }
+  return !lent_.empty();
+}
+
+bool Executor::lentOverlaps(const char* begin, const char* end) {
+  if (!lentPending()) return false;
+  for (const Lent& l : lent_)
+    if (begin < l.end && l.begin < end) return true;
+  return false;
+}
+
+void Executor::reclaimLent() {
+  for (const Lent& l : lent_) l.conn->reclaimLent();
+  lent_.clear();
 }
 
 Executor::Poll Executor::poll(Status* err) {
@@ -196,7 +234,8 @@ Executor::Poll Executor::poll(Status* err) {
     }
     if (!err->ok()) return Poll::Failed;
   }
-  if (allDone) return Poll::Done;
+  // The caller may reuse its buffers once this returns Done: nothing may still be lent out.
+  if (allDone) return lentPending() ? Poll::Idle : Poll::Done;
   return moved ? Poll::Moved : Poll::Idle;
 }
 
@@ -301,6 +340,10 @@ std::string Executor::blockedOn() const {
             " of " + std::to_string(st.chunks) + ")";
     break;
   }
+  if (where.empty() && !lent_.empty())
+    where = ", waiting for rank " + std::to_string(env_.rank) + "'s " +
+            (env_.sleeper ? env_.sleeper->name() : "?") + " connection to rank " +
+            std::to_string(lent_.front().peer) + " to take the data it sends in place";
   return desc_.toString() +
          (p2p_ ? "" : " (collective #" + std::to_string(expect_.opSeq) + ")") + where;
 }

@@ -65,12 +65,25 @@ class Executor {
   Status run(const Plan& plan, const OpDesc& desc, uint32_t opSeq, RedOp reduceOp,
              const ExecBuffers& bufs, Deadline deadline);
   const ExecEnv& env() const { return env_; }
+  // After a failed run, before its buffers go back to the caller: makes every connection stop
+  // reading memory that this run lent it (trySendInPlace) and not yet got back.
+  void reclaimLent();
 
  private:
   struct StepState {
     uint64_t done = 0;
     uint64_t chunks = 0;
   };
+  // A chunk sent in place: [begin, end) of a buffer must not be written until conn's
+  // sendsDone() reaches ticket. A run is not done while any is out.
+  struct Lent {
+    Connection* conn;
+    uint64_t ticket;
+    int peer;
+    const char* begin;
+    const char* end;
+  };
+  static constexpr size_t kMaxLent = 256;  // beyond this, copy: each write scans the list
 
   char* ptr(BufRef r) const;
   bool finished(int i) const { return state_[i].done == state_[i].chunks; }
@@ -81,6 +94,8 @@ class Executor {
   bool advanceSend(int i);
   bool advanceRecv(int i, Status* err);
   bool advanceCopy(int i);
+  bool lentPending();                               // drops the returned ones
+  bool lentOverlaps(const char* begin, const char* end);  // ... then checks the rest
   bool headerMatches(const WireHeader& h, const Step& s, uint64_t n) const;
   Status mismatch(const WireHeader& got, int peer) const;
   std::string blockedOn() const;  // the call and the first step still waiting, for errors
@@ -102,6 +117,7 @@ class Executor {
   size_t first_ = 0;  // steps before this are all done
   std::vector<StepState> state_;
   std::vector<int> sendHead_, recvHead_;
+  std::vector<Lent> lent_;
 };
 
 }  // namespace chorus

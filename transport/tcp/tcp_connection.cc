@@ -1,6 +1,7 @@
 #include "transport/tcp/tcp_connection.h"
 
 #include <sys/socket.h>
+#include <sys/uio.h>
 
 #include <cerrno>
 #include <cstdlib>
@@ -28,13 +29,15 @@ bool wouldBlock(int e) { return e == EAGAIN || e == EWOULDBLOCK; }
 }  // namespace
 
 TcpConnection::TcpConnection(TcpTransport* owner, int me, int peer, int nstreams, int slots,
-                             size_t chunkBytes)
+                             size_t chunkBytes, size_t zeroCopyBytes)
     : owner_(owner), me_(me), peer_(peer), slots_(uint64_t(slots)), chunk_(chunkBytes),
-      stride_(64 + ((chunkBytes + 63) & ~size_t(63))), streams_(size_t(nstreams)) {
+      stride_(64 + ((chunkBytes + 63) & ~size_t(63))), streams_(size_t(nstreams)),
+      zeroCopyBytes_(zeroCopyBytes) {
   sendRing_ = allocRing(slots_ * stride_);
   recvRing_ = allocRing(slots_ * stride_);
   sent_.reset(new uint8_t[slots_]());
   received_.reset(new uint8_t[slots_]());
+  lent_.reset(new uint8_t[slots_]());
   for (int s = 0; s < nstreams; ++s) streams_[s].nextSend = streams_[s].nextRecv = uint64_t(s);
 }
 
@@ -45,17 +48,38 @@ TcpConnection::~TcpConnection() {
 
 // ---- executor side ----
 
+bool TcpConnection::haveCredit() {
+  if (headLocal_ - tailSeen_ < slots_) return true;
+  tailSeen_ = sendTail_.load(std::memory_order_acquire);
+  return headLocal_ - tailSeen_ < slots_;
+}
+
 bool TcpConnection::trySend(const WireHeader& h, const void* data) {
-  if (headLocal_ - tailSeen_ >= slots_) {
-    tailSeen_ = sendTail_.load(std::memory_order_acquire);
-    if (headLocal_ - tailSeen_ >= slots_) return false;
-  }
+  if (!haveCredit()) return false;
   char* base = slot(sendRing_, headLocal_) + kHeaderAt;
   memcpy(base, &h, kHdr);
   if (h.bytes) memcpy(base + kHdr, data, h.bytes);
+  lent_[headLocal_ % slots_] = 0;
   sendHead_.store(++headLocal_, std::memory_order_release);
   owner_->kickThread();
   return true;
+}
+
+bool TcpConnection::trySendInPlace(const WireHeader& h, const void* data, uint64_t* ticket) {
+  if (!haveCredit()) return false;
+  char* base = slot(sendRing_, headLocal_) + kHeaderAt;
+  memcpy(base, &h, kHdr);
+  memcpy(base + kHdr, &data, sizeof data);
+  lent_[headLocal_ % slots_] = 1;
+  sendHead_.store(++headLocal_, std::memory_order_release);
+  *ticket = headLocal_;  // sendTail passes it once this message is written
+  owner_->kickThread();
+  return true;
+}
+
+void TcpConnection::reclaimLent() {
+  std::lock_guard<std::mutex> g(lendMu_);
+  reclaimed_ = true;
 }
 
 const WireHeader* TcpConnection::peek(const void** payload) {
@@ -105,14 +129,42 @@ void TcpConnection::advanceRecvHead() {
   owner_->notifyExecutor();
 }
 
+// Writes more of a lent message: its header from the slot, its payload from the caller's
+// memory, `done` bytes of the two already out. Returns what send() would.
+ssize_t TcpConnection::writeLent(int fd, const char* header, size_t done, Status* err) {
+  std::lock_guard<std::mutex> g(lendMu_);
+  if (reclaimed_) {
+    *err = Status::Aborted("tcp: rank " + std::to_string(me_) + " stopped sending to rank " +
+                           std::to_string(peer_) + ": the collective failed and took its "
+                           "buffers back mid-message");
+    errno = 0;
+    return -1;
+  }
+  const char* payload;
+  memcpy(&payload, header + kHdr, sizeof payload);
+  const size_t bytes = reinterpret_cast<const WireHeader*>(header)->bytes;
+  iovec iov[2];
+  int k = 0;
+  if (done < kHdr) iov[k++] = {const_cast<char*>(header) + done, kHdr - done};
+  const size_t from = done < kHdr ? 0 : done - kHdr;
+  iov[k++] = {const_cast<char*>(payload) + from, bytes - from};
+  msghdr mh{};
+  mh.msg_iov = iov;
+  mh.msg_iovlen = size_t(k);
+  return sendmsg(fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
 bool TcpConnection::pumpSend(int s, Status* err) {
   Stream& st = streams_[s];
   bool moved = false;
   while (st.canWrite && !st.eof && st.nextSend < sendHead_.load(std::memory_order_acquire)) {
     char* base = slot(sendRing_, st.nextSend) + kHeaderAt;
     const size_t total = kHdr + reinterpret_cast<WireHeader*>(base)->bytes;
-    ssize_t n = send(st.sock.fd(), base + st.sendOff, total - st.sendOff,
-                     MSG_NOSIGNAL | MSG_DONTWAIT);
+    ssize_t n = lent_[st.nextSend % slots_]
+                    ? writeLent(st.sock.fd(), base, st.sendOff, err)
+                    : send(st.sock.fd(), base + st.sendOff, total - st.sendOff,
+                           MSG_NOSIGNAL | MSG_DONTWAIT);
+    if (!err->ok()) return moved;
     if (n < 0) {
       if (errno == EINTR) continue;
       if (wouldBlock(errno)) {

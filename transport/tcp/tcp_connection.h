@@ -6,11 +6,16 @@
 //   recv: the thread reads message m from stream m % n into its slot and moves recvHead over
 //         the messages complete in order; the executor reads them in place and moves
 //         recvTail, which frees the slot for the thread.
+//
+// A lent message (trySendInPlace) keeps only its header and the caller's pointer in the slot;
+// the thread writes header and payload with one sendmsg. sendTail is also the lending receipt:
+// every message before it is in the kernel's hands, so the caller may reuse that memory.
 #pragma once
 
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -24,13 +29,17 @@ class TcpTransport;
 class TcpConnection final : public Connection {
  public:
   TcpConnection(TcpTransport* owner, int me, int peer, int nstreams, int slots,
-                size_t chunkBytes);
+                size_t chunkBytes, size_t zeroCopyBytes);
   ~TcpConnection() override;
 
   // Executor side.
   bool trySend(const WireHeader& h, const void* data) override;
   const WireHeader* peek(const void** payload) override;
   void release() override;
+  size_t sendsInPlaceFrom() const override { return zeroCopyBytes_; }
+  bool trySendInPlace(const WireHeader& h, const void* data, uint64_t* ticket) override;
+  uint64_t sendsDone() const override { return sendTail_.load(std::memory_order_acquire); }
+  void reclaimLent() override;
 
   // Executor side: the peer said goodbye on every stream and everything it sent has been
   // consumed, so nothing more will ever come from it.
@@ -65,6 +74,8 @@ class TcpConnection final : public Connection {
     bool goodbye = false, eof = false;
   };
   char* slot(char* ring, uint64_t m) const { return ring + (m % slots_) * stride_; }
+  bool haveCredit();
+  ssize_t writeLent(int fd, const char* header, size_t done, Status* err);
   Status streamError(int s, const char* doing, int err) const;
   void advanceSendTail();
   void advanceRecvHead();
@@ -77,6 +88,10 @@ class TcpConnection final : public Connection {
   char* sendRing_ = nullptr;
   char* recvRing_ = nullptr;
   std::unique_ptr<uint8_t[]> sent_, received_;  // per slot, thread only
+  std::unique_ptr<uint8_t[]> lent_;  // per slot: its payload is a pointer (executor writes)
+  size_t zeroCopyBytes_;
+  std::mutex lendMu_;       // held while the thread reads lent memory
+  bool reclaimed_ = false;  // under lendMu_: lent memory is the caller's again
 
   // Executor-owned counters and its cached view of the thread's; then the thread's own.
   alignas(64) std::atomic<uint64_t> sendHead_{0};

@@ -16,6 +16,7 @@ Status TcpOptions::fromEnvironment(TcpOptions* out) {
   if (auto v = envInt("CHORUS_SOCKET_NSTREAMS", &err)) o.nstreams = int(*v);
   if (auto v = envBytes("CHORUS_TCP_CHUNK_BYTES", &err)) o.chunkBytes = size_t(*v);
   if (auto v = envInt("CHORUS_TCP_SLOTS", &err)) o.slots = int(*v);
+  if (auto v = envBytes("CHORUS_TCP_ZERO_COPY_BYTES", &err)) o.zeroCopyBytes = size_t(*v);
   if (!err.empty()) return Status::InvalidArgument("configuration: " + err);
   CHORUS_RETURN_IF_ERROR(o.validate());
   *out = o;

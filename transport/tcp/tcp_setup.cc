@@ -84,8 +84,8 @@ Status TcpTransport::create(Bootstrap* bs, const std::vector<bool>& reach, bool 
   t->conns_.resize(size_t(t->size_));
   for (int q = 0; q < t->size_; ++q)
     if (t->reach_[q])
-      t->conns_[size_t(q)] = std::make_unique<TcpConnection>(t.get(), t->rank_, q, opts.nstreams,
-                                                             opts.slots, opts.chunkBytes);
+      t->conns_[size_t(q)] = std::make_unique<TcpConnection>(
+          t.get(), t->rank_, q, opts.nstreams, opts.slots, opts.chunkBytes, opts.zeroCopyBytes);
   if (any) {
     CHORUS_RETURN_IF_ERROR(t->connectAll(addrs, deadline));
     CHORUS_RETURN_IF_ERROR(t->acceptAll(deadline));

@@ -29,6 +29,9 @@ struct TcpOptions {
   int nstreams = 2;            // CHORUS_SOCKET_NSTREAMS: sockets per peer, 1..16
   size_t chunkBytes = 512 << 10;  // CHORUS_TCP_CHUNK_BYTES: largest message
   int slots = 16;              // CHORUS_TCP_SLOTS: messages buffered per peer and direction
+  // CHORUS_TCP_ZERO_COPY_BYTES: messages of this many payload bytes or more are sent straight
+  // from the caller's buffer, not copied into a slot first; 0 copies every message.
+  size_t zeroCopyBytes = 32 << 10;
   double timeoutSec = 300;     // the communicator's timeout: connect, drain, TCP_USER_TIMEOUT
 
   // Applies the CHORUS_* variables above to *out (timeoutSec is left alone).

@@ -1,0 +1,189 @@
+// The executor's side of zero-copy sends (Connection::trySendInPlace): memory lent to a
+// connection is not written, and the run does not end, until the connection hands it back;
+// a failed run takes it back. The connection here is the test's own, so the moment the
+// transport "writes" lent bytes is in the test's hands; the real TCP path is exercised by
+// tcp_test (Loopback/TcpCollectives, StripesOverManyStreamsWithTinyChunks).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <deque>
+#include <vector>
+
+#include "core/executor.h"
+
+namespace chorus {
+namespace {
+
+// Records what the executor sends; the test plays the peer and the transport's thread.
+class HeldConnection final : public Connection {
+ public:
+  explicit HeldConnection(size_t lendFrom) : lendFrom_(lendFrom) {}
+
+  struct Sent {
+    WireHeader h;
+    const char* lentFrom;   // the caller's memory, while lent
+    std::vector<char> bytes;  // what went on the wire (copied at send, or when handed on)
+  };
+  std::vector<Sent> sent;
+  std::deque<std::pair<WireHeader, std::vector<char>>> inbox;
+  uint64_t handedOn = 0;
+  bool reclaimed = false;
+
+  bool trySend(const WireHeader& h, const void* data) override {
+    const char* p = static_cast<const char*>(data);
+    sent.push_back({h, nullptr, std::vector<char>(p, p + h.bytes)});
+    if (handedOn + 1 == sent.size()) handedOn = sent.size();  // nothing lent ahead of it
+    return true;
+  }
+  const WireHeader* peek(const void** payload) override {
+    if (inbox.empty()) return nullptr;
+    *payload = inbox.front().second.data();
+    return &inbox.front().first;
+  }
+  void release() override { inbox.pop_front(); }
+  size_t sendsInPlaceFrom() const override { return lendFrom_; }
+  bool trySendInPlace(const WireHeader& h, const void* data, uint64_t* ticket) override {
+    sent.push_back({h, static_cast<const char*>(data), {}});
+    *ticket = sent.size();
+    return true;
+  }
+  uint64_t sendsDone() const override { return handedOn; }
+  void reclaimLent() override { reclaimed = true; }
+
+  // The transport writes every lent message now: what the peer gets is the memory as it is.
+  void handOnAll() {
+    for (Sent& s : sent)
+      if (s.lentFrom) s.bytes.assign(s.lentFrom, s.lentFrom + s.h.bytes), s.lentFrom = nullptr;
+    handedOn = sent.size();
+  }
+
+ private:
+  size_t lendFrom_;
+};
+
+struct Fixture {
+  explicit Fixture(size_t lendFrom) : conn(lendFrom) {
+    ExecEnv env;
+    env.rank = 0;
+    env.conns = {nullptr, &conn};
+    env.reducer = &CpuReducer::get();
+    env.failed = &failed;
+    env.failure = [] { return Status::Ok(); };
+    executor = std::make_unique<Executor>(std::move(env));
+  }
+  void start(Schedule s, const OpDesc& d) {
+    plan = Plan::make(std::move(s));
+    bufs.input = in.data();
+    bufs.output = out.data();
+    executor->start(plan, d, 0, RedOp::Sum, bufs, Deadline::after(10));
+  }
+  Executor::Poll poll() {
+    Status err;
+    Executor::Poll p = executor->poll(&err);
+    EXPECT_TRUE(err.ok()) << err.toString();
+    return p;
+  }
+
+  // A pass that finishes the last step reports Moved; the next one Done.
+  bool finishesWithin(int polls) {
+    for (int i = 0; i < polls; ++i)
+      if (poll() == Executor::Poll::Done) return true;
+    return false;
+  }
+
+  std::atomic<bool> failed{false};
+  HeldConnection conn;
+  std::unique_ptr<Executor> executor;
+  Plan plan;
+  ExecBuffers bufs;
+  std::vector<float> in = std::vector<float>(1024, 1.0f), out = std::vector<float>(1024, 2.0f);
+};
+
+OpDesc bcastOf(uint64_t count) {
+  OpDesc d;
+  d.coll = Collective::Broadcast;
+  d.count = count;
+  d.root = 0;
+  return d;
+}
+
+// Sends the output buffer, then (once the send is posted) receives into the same memory: with
+// a copying send that is a swap; with a lent one the receive must wait for the hand-over.
+TEST(ExecutorLending, AWriteWaitsUntilTheLentMemoryIsHandedOn) {
+  Fixture f(1);
+  Schedule s;
+  const int send = s.send(1, output(), 1024);
+  s.recv(1, output(), 1024, send);
+  f.start(s, bcastOf(1024));
+
+  EXPECT_EQ(f.poll(), Executor::Poll::Moved);
+  ASSERT_EQ(f.conn.sent.size(), 1u);
+  EXPECT_EQ(f.conn.sent[0].lentFrom, reinterpret_cast<const char*>(f.out.data()));
+  std::vector<float> theirs(1024, 7.0f);
+  const char* tp = reinterpret_cast<const char*>(theirs.data());
+  f.conn.inbox.push_back({f.conn.sent[0].h, std::vector<char>(tp, tp + 4096)});
+
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(f.poll(), Executor::Poll::Idle);
+  EXPECT_EQ(f.out[0], 2.0f) << "the receive overwrote memory still lent to the connection";
+  EXPECT_EQ(f.conn.inbox.size(), 1u);
+
+  f.conn.handOnAll();
+  EXPECT_TRUE(f.finishesWithin(2));
+  EXPECT_EQ(f.out[1023], 7.0f);
+  std::vector<float> wire(1024);
+  memcpy(wire.data(), f.conn.sent[0].bytes.data(), 4096);
+  EXPECT_EQ(wire[0], 2.0f);
+  EXPECT_EQ(wire[1023], 2.0f);
+}
+
+TEST(ExecutorLending, ARunIsNotDoneWhileMemoryIsLent) {
+  Fixture f(1);
+  Schedule s;
+  s.send(1, input(), 1024);
+  f.start(s, bcastOf(1024));
+  EXPECT_EQ(f.poll(), Executor::Poll::Moved);
+  EXPECT_EQ(f.poll(), Executor::Poll::Idle);
+  EXPECT_EQ(f.poll(), Executor::Poll::Idle);
+  f.conn.handOnAll();
+  EXPECT_EQ(f.poll(), Executor::Poll::Done);
+  EXPECT_FALSE(f.conn.reclaimed);
+}
+
+TEST(ExecutorLending, ALocalCopyIntoLentMemoryWaitsToo) {
+  Fixture f(1);
+  Schedule s;
+  const int send = s.send(1, output(), 1024);
+  s.copy(input(), output(), 1024, send);
+  f.start(s, bcastOf(1024));
+  EXPECT_EQ(f.poll(), Executor::Poll::Moved);
+  EXPECT_EQ(f.poll(), Executor::Poll::Idle);
+  EXPECT_EQ(f.out[0], 2.0f);
+  f.conn.handOnAll();
+  EXPECT_TRUE(f.finishesWithin(2));
+  EXPECT_EQ(f.out[0], 1.0f);
+}
+
+TEST(ExecutorLending, MessagesBelowTheConnectionsThresholdAreCopied) {
+  Fixture f(8192);
+  Schedule s;
+  s.send(1, input(), 1024);  // 4 KiB
+  f.start(s, bcastOf(1024));
+  EXPECT_EQ(f.poll(), Executor::Poll::Moved);
+  ASSERT_EQ(f.conn.sent.size(), 1u);
+  EXPECT_EQ(f.conn.sent[0].lentFrom, nullptr);
+  EXPECT_EQ(f.poll(), Executor::Poll::Done);
+}
+
+TEST(ExecutorLending, AFailedRunTakesItsMemoryBack) {
+  Fixture f(1);
+  Schedule s;
+  s.send(1, input(), 1024);
+  f.start(s, bcastOf(1024));
+  EXPECT_EQ(f.poll(), Executor::Poll::Moved);
+  EXPECT_FALSE(f.conn.reclaimed);
+  f.executor->reclaimLent();  // what Communicator::Impl::failedRun does
+  EXPECT_TRUE(f.conn.reclaimed);
+}
+
+}  // namespace
+}  // namespace chorus
