@@ -1,6 +1,6 @@
-// The executor's side of zero-copy sends (Connection::trySendInPlace): memory lent to a
-// connection is not written, and the run does not end, until the connection hands it back;
-// a failed run takes it back. The connection here is the test's own, so the moment the
+// The executor's side of zero copy: memory lent to a connection (trySendInPlace) is not
+// written, and the run does not end, until the connection hands it back; a receive offers its
+// destination (postReceive) only where it may be written; a failed run takes memory back. The connection here is the test's own, so the moment the
 // transport "writes" lent bytes is in the test's hands; the real TCP path is exercised by
 // tcp_test (Loopback/TcpCollectives, StripesOverManyStreamsWithTinyChunks).
 #include <gtest/gtest.h>
@@ -37,17 +37,29 @@ class HeldConnection final : public Connection {
   }
   const WireHeader* peek(const void** payload) override {
     if (inbox.empty()) return nullptr;
-    *payload = inbox.front().second.data();
+    *payload = landedAt ? landedAt : inbox.front().second.data();
     return &inbox.front().first;
   }
   void release() override { inbox.pop_front(); }
-  size_t sendsInPlaceFrom() const override { return lendFrom_; }
+  size_t inPlaceFrom() const override { return lendFrom_; }
   bool trySendInPlace(const WireHeader& h, const void* data, uint64_t* ticket) override {
     sent.push_back({h, static_cast<const char*>(data), {}});
     *ticket = sent.size();
     return true;
   }
   uint64_t sendsDone() const override { return handedOn; }
+  uint64_t receiveWindow() const override { return 4; }
+  bool postReceive(uint64_t ahead, void* where, size_t bytes) override {
+    posts.push_back({ahead, static_cast<char*>(where), bytes});
+    return true;
+  }
+  struct Post {
+    uint64_t ahead;
+    char* where;
+    size_t bytes;
+  };
+  std::vector<Post> posts;
+  char* landedAt = nullptr;  // the next message's payload was read into posted memory here
   void reclaimLent() override { reclaimed = true; }
 
   // The transport writes every lent message now: what the peer gets is the memory as it is.
@@ -134,6 +146,32 @@ TEST(ExecutorLending, AWriteWaitsUntilTheLentMemoryIsHandedOn) {
   memcpy(wire.data(), f.conn.sent[0].bytes.data(), 4096);
   EXPECT_EQ(wire[0], 2.0f);
   EXPECT_EQ(wire[1023], 2.0f);
+}
+
+// A receive offers its destination to the connection only once it may be written there: here
+// not while the same memory is still lent to the send before it.
+TEST(ExecutorLending, ReceivesArePostedOnlyWhereTheyMayBeWritten) {
+  Fixture f(1);
+  Schedule s;
+  const int send = s.send(1, output(), 1024);
+  s.recv(1, output(), 1024, send);
+  f.start(s, bcastOf(1024));
+  for (int i = 0; i < 3; ++i) f.poll();
+  EXPECT_TRUE(f.conn.posts.empty()) << "posted memory that is still lent";
+  f.conn.handOnAll();
+  f.poll();
+  ASSERT_EQ(f.conn.posts.size(), 1u);
+  EXPECT_EQ(f.conn.posts[0].ahead, 0u);
+  EXPECT_EQ(f.conn.posts[0].where, reinterpret_cast<char*>(f.out.data()));
+  EXPECT_EQ(f.conn.posts[0].bytes, 4096u);
+
+  // The transport read the payload straight into the posted memory.
+  for (float& x : f.out) x = 9.0f;
+  f.conn.landedAt = f.conn.posts[0].where;
+  f.conn.inbox.push_back({f.conn.sent[0].h, {}});
+  EXPECT_TRUE(f.finishesWithin(3));
+  EXPECT_EQ(f.out[0], 9.0f);
+  EXPECT_EQ(f.conn.posts.size(), 1u) << "posted the same chunk twice";
 }
 
 TEST(ExecutorLending, ARunIsNotDoneWhileMemoryIsLent) {

@@ -4,7 +4,8 @@
 // may also lend: trySendInPlace leaves the data in the caller's memory until the transport has
 // handed it on, which saves a copy. Receiving hands out a pointer into the transport's own
 // buffer so the executor can reduce straight out of it, then release() frees the slot and
-// returns the credit to the sender. Nothing here blocks.
+// returns the credit to the sender; such a transport may instead land a payload where the
+// caller asked (postReceive), saving the copy out. Nothing here blocks.
 #pragma once
 
 #include <cstddef>
@@ -37,17 +38,27 @@ class Connection {
   // Frees the message returned by peek().
   virtual void release() = 0;
 
-  // Zero-copy sending. sendsInPlaceFrom() is the smallest payload worth lending (0: this
-  // connection never lends). trySendInPlace posts like trySend but reads `data` later, from the
-  // transport's thread: the caller must leave those bytes alone until sendsDone() >= *ticket.
-  virtual size_t sendsInPlaceFrom() const { return 0; }
+  // Zero copy. inPlaceFrom() is the smallest payload worth sending from, or receiving into, the
+  // caller's memory (0: this connection never does). trySendInPlace posts like trySend but
+  // reads `data` later, from the transport's thread: the caller must leave those bytes alone
+  // until sendsDone() >= *ticket.
+  virtual size_t inPlaceFrom() const { return 0; }
   virtual bool trySendInPlace(const WireHeader& h, const void* data, uint64_t* ticket) {
     (void)h, (void)data, (void)ticket;
     return false;
   }
   virtual uint64_t sendsDone() const { return 0; }
+  // Asks for the payload of the message `ahead` places after the next one peek() returns
+  // (ahead < receiveWindow()) to land in [where, where + bytes), if it has not begun arriving
+  // and is exactly that long; false when it is too late. From the call until that message is
+  // released the transport may write there; peek() then returns `where` as the payload.
+  virtual uint64_t receiveWindow() const { return 0; }
+  virtual bool postReceive(uint64_t ahead, void* where, size_t bytes) {
+    (void)ahead, (void)where, (void)bytes;
+    return false;
+  }
   // After a failure, when the caller is about to give its memory back: once this returns, the
-  // transport reads no lent bytes again, and the connection is unusable.
+  // transport touches no lent or posted memory again, and the connection is unusable.
   virtual void reclaimLent() {}
 };
 

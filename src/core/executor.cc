@@ -116,7 +116,7 @@ bool Executor::advanceSend(int i) {
   const char* src = ptr(s.src);
   WireHeader h = expect_;
   if (p2p_) h.count = s.count;
-  const size_t lendFrom = c->sendsInPlaceFrom();
+  const size_t lendFrom = c->inPlaceFrom();
   bool moved = false;
   while (st.done < st.chunks && depsReady(i, st.done)) {
     h.bytes = uint32_t(chunkCount(i, st.done) * esize_);
@@ -164,14 +164,33 @@ bool Executor::advanceRecv(int i, Status* err) {
     if (!lent_.empty() && lentOverlaps(dst + off, dst + off + n * esize_)) break;
     if (local)
       env_.reducer->reduce(desc_.dtype, op_, dst + off, local + off, payload, n);
-    else
+    else if (payload != dst + off)  // else it landed in place (postReceive)
       memcpy(dst + off, payload, h->bytes);
     c->release();
     ++st.done;
     moved = true;
   }
-  if (finished(i)) recvHead_[k] = skipDone(plan_->nextOnChannel[i]);
+  if (finished(i))
+    recvHead_[k] = skipDone(plan_->nextOnChannel[i]);
+  else if (!local)
+    postReceives(i, c, dst);
   return moved;
+}
+
+// Offers the connection the destinations of the chunks this receive will take next, as far
+// as they may be written now (dependencies met, no memory still lent) and its window reaches.
+void Executor::postReceives(int i, Connection* c, char* dst) {
+  const uint64_t window = c->receiveWindow();
+  if (!window) return;
+  StepState& st = state_[i];
+  if (st.posted < st.done) st.posted = st.done;
+  while (st.posted < st.chunks && st.posted - st.done < window && depsReady(i, st.posted)) {
+    const size_t bytes = chunkCount(i, st.posted) * esize_;
+    char* at = dst + st.posted * chunkElems_ * esize_;
+    if (bytes < c->inPlaceFrom() || (!lent_.empty() && lentOverlaps(at, at + bytes))) return;
+    c->postReceive(st.posted - st.done, at, bytes);  // too late: it comes through a slot
+    ++st.posted;
+  }
 }
 
 bool Executor::advanceCopy(int i) {
@@ -214,7 +233,10 @@ bool Executor::lentOverlaps(const char* begin, const char* end) {
 }
 
 void Executor::reclaimLent() {
-  for (const Lent& l : lent_) l.conn->reclaimLent();
+  // Posted receives are not tracked one by one: a failed communicator is done with every
+  // connection, so all of them give back what they hold.
+  for (Connection* c : env_.conns)
+    if (c) c->reclaimLent();
   lent_.clear();
 }
 

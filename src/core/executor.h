@@ -66,13 +66,14 @@ class Executor {
              const ExecBuffers& bufs, Deadline deadline);
   const ExecEnv& env() const { return env_; }
   // After a failed run, before its buffers go back to the caller: makes every connection stop
-  // reading memory that this run lent it (trySendInPlace) and not yet got back.
+  // touching memory that this run lent it (trySendInPlace) or posted to it (postReceive).
   void reclaimLent();
 
  private:
   struct StepState {
     uint64_t done = 0;
     uint64_t chunks = 0;
+    uint64_t posted = 0;  // a receive's chunks offered to postReceive
   };
   // A chunk sent in place: [begin, end) of a buffer must not be written until conn's
   // sendsDone() reaches ticket. A run is not done while any is out.
@@ -94,6 +95,7 @@ class Executor {
   bool advanceSend(int i);
   bool advanceRecv(int i, Status* err);
   bool advanceCopy(int i);
+  void postReceives(int i, Connection* c, char* dst);
   bool lentPending();                               // drops the returned ones
   bool lentOverlaps(const char* begin, const char* end);  // ... then checks the rest
   bool headerMatches(const WireHeader& h, const Step& s, uint64_t n) const;

@@ -38,6 +38,13 @@ TcpConnection::TcpConnection(TcpTransport* owner, int me, int peer, int nstreams
   sent_.reset(new uint8_t[slots_]());
   received_.reset(new uint8_t[slots_]());
   lent_.reset(new uint8_t[slots_]());
+  posted_.reset(new std::atomic<char*>[slots_]);
+  postBytes_.reset(new std::atomic<uint32_t>[slots_]);
+  payloadAt_.reset(new char*[slots_]());
+  for (uint64_t k = 0; k < slots_; ++k) {
+    posted_[k].store(nullptr, std::memory_order_relaxed);
+    postBytes_[k].store(0, std::memory_order_relaxed);
+  }
   for (int s = 0; s < nstreams; ++s) streams_[s].nextSend = streams_[s].nextRecv = uint64_t(s);
 }
 
@@ -77,6 +84,15 @@ bool TcpConnection::trySendInPlace(const WireHeader& h, const void* data, uint64
   return true;
 }
 
+bool TcpConnection::postReceive(uint64_t ahead, void* where, size_t bytes) {
+  if (ahead >= slots_ || bytes > chunk_) return false;
+  const uint64_t k = (recvTailLocal_ + ahead) % slots_;
+  postBytes_[k].store(uint32_t(bytes), std::memory_order_relaxed);
+  char* none = nullptr;
+  return posted_[k].compare_exchange_strong(none, static_cast<char*>(where),
+                                            std::memory_order_release, std::memory_order_relaxed);
+}
+
 void TcpConnection::reclaimLent() {
   std::lock_guard<std::mutex> g(lendMu_);
   reclaimed_ = true;
@@ -87,12 +103,13 @@ const WireHeader* TcpConnection::peek(const void** payload) {
     recvHeadSeen_ = recvHead_.load(std::memory_order_acquire);
     if (recvTailLocal_ == recvHeadSeen_) return nullptr;
   }
-  char* base = slot(recvRing_, recvTailLocal_) + kHeaderAt;
-  *payload = base + kHdr;
-  return reinterpret_cast<const WireHeader*>(base);
+  *payload = payloadAt_[recvTailLocal_ % slots_];
+  return reinterpret_cast<const WireHeader*>(slot(recvRing_, recvTailLocal_) + kHeaderAt);
 }
 
 void TcpConnection::release() {
+  // Cleared before the slot is handed back, so the thread never sees a stale destination.
+  posted_[recvTailLocal_ % slots_].store(nullptr, std::memory_order_relaxed);
   recvTail_.store(++recvTailLocal_, std::memory_order_release);
   owner_->kickThread();  // the thread may be waiting for this slot
 }
@@ -185,6 +202,30 @@ bool TcpConnection::pumpSend(int s, Status* err) {
   return moved;
 }
 
+namespace {
+char* const kClaimed = reinterpret_cast<char*>(uintptr_t(1));
+}
+
+// The thread starts message m's payload: where does it go?
+char* TcpConnection::claimPosted(uint64_t m, uint32_t bytes) {
+  const uint64_t k = m % slots_;
+  char* p = posted_[k].exchange(kClaimed, std::memory_order_acquire);
+  if (p == nullptr || p == kClaimed) return nullptr;
+  return postBytes_[k].load(std::memory_order_relaxed) == bytes ? p : nullptr;
+}
+
+ssize_t TcpConnection::readPosted(int fd, char* into, size_t want, Status* err) {
+  std::lock_guard<std::mutex> g(lendMu_);
+  if (reclaimed_) {
+    *err = Status::Aborted("tcp: rank " + std::to_string(me_) + " stopped receiving from rank " +
+                           std::to_string(peer_) + ": the collective failed and took its "
+                           "buffers back mid-message");
+    errno = 0;
+    return -1;
+  }
+  return recv(fd, into, want, MSG_DONTWAIT);
+}
+
 bool TcpConnection::pumpRecv(int s, Status* err) {
   Stream& st = streams_[s];
   bool moved = false;
@@ -199,11 +240,19 @@ bool TcpConnection::pumpRecv(int s, Status* err) {
       // The payload needs a free slot; without one, TCP's window holds the peer back.
       if (st.nextRecv >= recvTail_.load(std::memory_order_acquire) + slots_) break;
       char* base = slot(recvRing_, st.nextRecv) + kHeaderAt;
-      if (st.recvOff == kHdr) memcpy(base, &st.hdr, kHdr);
-      dst = base + st.recvOff;
+      if (!st.placed) {  // once per message: a second claim would find kClaimed
+        st.placed = true;
+        memcpy(base, &st.hdr, kHdr);
+        st.into = st.hdr.bytes ? claimPosted(st.nextRecv, st.hdr.bytes) : nullptr;
+        payloadAt_[st.nextRecv % slots_] = st.into ? st.into : base + kHdr;
+      }
+      dst = st.into ? st.into + (st.recvOff - kHdr) : base + st.recvOff;
       want = kHdr + st.hdr.bytes - st.recvOff;
     }
-    ssize_t n = want ? recv(st.sock.fd(), dst, want, MSG_DONTWAIT) : 0;
+    ssize_t n = !want     ? 0
+                : st.into ? readPosted(st.sock.fd(), dst, want, err)
+                          : recv(st.sock.fd(), dst, want, MSG_DONTWAIT);
+    if (!err->ok()) return moved;
     if (want && n <= 0) {
       if (n < 0 && errno == EINTR) continue;
       if (n < 0 && wouldBlock(errno)) {
@@ -244,9 +293,13 @@ bool TcpConnection::pumpRecv(int s, Status* err) {
     if (st.recvOff < kHdr + st.hdr.bytes) continue;
     if (st.recvOff == kHdr) {  // an empty message: its slot must still be free
       if (st.nextRecv >= recvTail_.load(std::memory_order_acquire) + slots_) continue;
-      memcpy(slot(recvRing_, st.nextRecv) + kHeaderAt, &st.hdr, kHdr);
+      char* base = slot(recvRing_, st.nextRecv) + kHeaderAt;
+      memcpy(base, &st.hdr, kHdr);
+      payloadAt_[st.nextRecv % slots_] = base + kHdr;
     }
     st.recvOff = 0;
+    st.into = nullptr;
+    st.placed = false;
     received_[st.nextRecv % slots_] = 1;
     st.nextRecv += streams_.size();
     advanceRecvHead();

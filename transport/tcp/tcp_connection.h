@@ -10,6 +10,9 @@
 // A lent message (trySendInPlace) keeps only its header and the caller's pointer in the slot;
 // the thread writes header and payload with one sendmsg. sendTail is also the lending receipt:
 // every message before it is in the kernel's hands, so the caller may reuse that memory.
+// A posted receive (postReceive) puts a destination in posted_[slot]; the thread, when it
+// starts that message's payload, swaps in kClaimed and reads into the destination if there was
+// one of the right size, else into the slot; payloadAt_[slot] says which.
 #pragma once
 
 #include <atomic>
@@ -36,9 +39,11 @@ class TcpConnection final : public Connection {
   bool trySend(const WireHeader& h, const void* data) override;
   const WireHeader* peek(const void** payload) override;
   void release() override;
-  size_t sendsInPlaceFrom() const override { return zeroCopyBytes_; }
+  size_t inPlaceFrom() const override { return zeroCopyBytes_; }
   bool trySendInPlace(const WireHeader& h, const void* data, uint64_t* ticket) override;
   uint64_t sendsDone() const override { return sendTail_.load(std::memory_order_acquire); }
+  uint64_t receiveWindow() const override { return zeroCopyBytes_ ? slots_ : 0; }
+  bool postReceive(uint64_t ahead, void* where, size_t bytes) override;
   void reclaimLent() override;
 
   // Executor side: the peer said goodbye on every stream and everything it sent has been
@@ -70,12 +75,16 @@ class TcpConnection final : public Connection {
     uint64_t nextSend = 0, sendOff = 0;  // message being written, bytes of it written
     uint64_t nextRecv = 0, recvOff = 0;  // message being read, bytes of it read
     WireHeader hdr{};                    // the header being read
+    char* into = nullptr;                // a posted destination the payload is read into
+    bool placed = false;                 // the payload's destination has been chosen
     bool canRead = true, canWrite = true;  // false after EAGAIN until epoll says otherwise
     bool goodbye = false, eof = false;
   };
   char* slot(char* ring, uint64_t m) const { return ring + (m % slots_) * stride_; }
   bool haveCredit();
   ssize_t writeLent(int fd, const char* header, size_t done, Status* err);
+  char* claimPosted(uint64_t m, uint32_t bytes);
+  ssize_t readPosted(int fd, char* into, size_t want, Status* err);
   Status streamError(int s, const char* doing, int err) const;
   void advanceSendTail();
   void advanceRecvHead();
@@ -89,9 +98,12 @@ class TcpConnection final : public Connection {
   char* recvRing_ = nullptr;
   std::unique_ptr<uint8_t[]> sent_, received_;  // per slot, thread only
   std::unique_ptr<uint8_t[]> lent_;  // per slot: its payload is a pointer (executor writes)
+  std::unique_ptr<std::atomic<char*>[]> posted_;        // per slot, see above
+  std::unique_ptr<std::atomic<uint32_t>[]> postBytes_;  // per slot: the posted room
+  std::unique_ptr<char*[]> payloadAt_;                  // per slot (thread writes)
   size_t zeroCopyBytes_;
-  std::mutex lendMu_;       // held while the thread reads lent memory
-  bool reclaimed_ = false;  // under lendMu_: lent memory is the caller's again
+  std::mutex lendMu_;       // held while the thread reads lent or writes posted memory
+  bool reclaimed_ = false;  // under lendMu_: lent and posted memory is the caller's again
 
   // Executor-owned counters and its cached view of the thread's; then the thread's own.
   alignas(64) std::atomic<uint64_t> sendHead_{0};
