@@ -146,17 +146,20 @@ void TcpConnection::advanceRecvHead() {
   owner_->notifyExecutor();
 }
 
+// The thread meets lent or posted memory that the executor took back after a failure.
+ssize_t TcpConnection::reclaimedError(const char* doing, Status* err) const {
+  *err = Status::Aborted("tcp: rank " + std::to_string(me_) + " stopped " + doing + " rank " +
+                         std::to_string(peer_) + ": the collective failed and took its "
+                         "buffers back mid-message");
+  errno = 0;
+  return -1;
+}
+
 // Writes more of a lent message: its header from the slot, its payload from the caller's
 // memory, `done` bytes of the two already out. Returns what send() would.
 ssize_t TcpConnection::writeLent(int fd, const char* header, size_t done, Status* err) {
   std::lock_guard<std::mutex> g(lendMu_);
-  if (reclaimed_) {
-    *err = Status::Aborted("tcp: rank " + std::to_string(me_) + " stopped sending to rank " +
-                           std::to_string(peer_) + ": the collective failed and took its "
-                           "buffers back mid-message");
-    errno = 0;
-    return -1;
-  }
+  if (reclaimed_) return reclaimedError("sending to", err);
   const char* payload;
   memcpy(&payload, header + kHdr, sizeof payload);
   const size_t bytes = reinterpret_cast<const WireHeader*>(header)->bytes;
@@ -216,13 +219,7 @@ char* TcpConnection::claimPosted(uint64_t m, uint32_t bytes) {
 
 ssize_t TcpConnection::readPosted(int fd, char* into, size_t want, Status* err) {
   std::lock_guard<std::mutex> g(lendMu_);
-  if (reclaimed_) {
-    *err = Status::Aborted("tcp: rank " + std::to_string(me_) + " stopped receiving from rank " +
-                           std::to_string(peer_) + ": the collective failed and took its "
-                           "buffers back mid-message");
-    errno = 0;
-    return -1;
-  }
+  if (reclaimed_) return reclaimedError("receiving from", err);
   return recv(fd, into, want, MSG_DONTWAIT);
 }
 

@@ -85,6 +85,7 @@ class TcpConnection final : public Connection {
   ssize_t writeLent(int fd, const char* header, size_t done, Status* err);
   char* claimPosted(uint64_t m, uint32_t bytes);
   ssize_t readPosted(int fd, char* into, size_t want, Status* err);
+  ssize_t reclaimedError(const char* doing, Status* err) const;
   Status streamError(int s, const char* doing, int err) const;
   void advanceSendTail();
   void advanceRecvHead();
