@@ -98,8 +98,18 @@ Status Trainer::start() {
           return c.broadcast(meta, meta, 4, chorus::DataType::Float64, 0);
         })
             : Status::Ok());
-    if (!loaded.ok()) return loaded;
-    if (!meta[0]) return Status::InvalidArgument("rank 0 could not load " + o_.resume);
+    if (!meta[0]) {
+      // Every rank says why: the launcher keeps only the first rank's exit, whichever it is.
+      char why[512] = {};
+      snprintf(why, sizeof why, "%s", loaded.message().c_str());
+      Status sent = ct_ ? ct_->run([&](chorus::Communicator& c) {
+        return c.broadcast(why, why, sizeof why, chorus::DataType::Uint8, 0);
+      })
+                        : Status::Ok();
+      if (lead()) return loaded;
+      if (!sent.ok()) return sent;
+      return Status::InvalidArgument("rank 0 could not load " + o_.resume + ": " + why);
+    }
     state_.epochsDone = int(meta[1]);
     state_.step = uint64_t(meta[2]);
     CHORUS_RETURN_IF_ERROR(broadcastFloats(ct_.get(), &sgd_.velocity()));

@@ -53,6 +53,8 @@ struct Communicator::Impl {
   ScratchBuffer scratch, staging;
 
   std::atomic<bool> failed{false};
+  // Set when the first failure came from a peer through the bootstrap: the others know already.
+  std::atomic<bool> failureIsKnown{false};
   mutable std::mutex errorMu;
   Status error;  // guarded by errorMu; the first failure wins
 
@@ -60,6 +62,10 @@ struct Communicator::Impl {
   Status init(const UniqueId& id, int rank, int size, const Config& config);
   // Records the first failure and wakes a call that may be sleeping on a peer.
   void fail(const Status& st);
+  // A transport lost a connection. That is often a symptom: the peer may have failed only
+  // because a third rank died, which the bootstrap is about to report. Waits briefly for that
+  // root cause before failing with the transport's own error.
+  void failAfterRootCauseGrace(const Status& st);
   Status currentError() const;
   // Validates nothing: the entry points have. Runs `d` to completion, or queues it when a
   // group is open on this thread.

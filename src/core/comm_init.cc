@@ -157,7 +157,7 @@ Status Communicator::Impl::init(const UniqueId& id, int r, int n, const Config& 
   if (tp.tcpUsed) {
     tcpOpts.chunkBytes = tp.payload;
     TcpHooks hooks;
-    hooks.onError = [this](const Status& st) { fail(st); };
+    hooks.onError = [this](const Status& st) { failAfterRootCauseGrace(st); };
     if (tp.shmActive) hooks.wakeExecutor = [this] { shm->wake(); };
     hooks.failed = &failed;
     CHORUS_RETURN_IF_ERROR(TcpTransport::create(bootstrap.get(), tp.tcpPeer, tp.oneHost, tcpOpts,
@@ -187,7 +187,10 @@ Status Communicator::Impl::init(const UniqueId& id, int r, int n, const Config& 
   sleeper.store(waitOn);
 
   // From here on a dead peer or a remote error poisons this communicator.
-  bootstrap->setFailureHandler([this](const Status& st) { fail(st); });
+  bootstrap->setFailureHandler([this](const Status& st) {
+    failureIsKnown.store(true);  // before fail(): failedRun must not echo it back
+    fail(st);
+  });
   LOG_INFO(kLogInit, "rank %d of %d ready (%s, %zu-byte chunks, %s reducer%s)", rank, size,
            waitOn->name(), tp.payload, CpuReducer::get().isa(),
            oversubscribed ? ", oversubscribed: yielding" : "");

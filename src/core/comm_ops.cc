@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <thread>
 
 #include "common/log.h"
 #include "core/comm_impl.h"
@@ -33,6 +34,14 @@ void Communicator::Impl::fail(const Status& st) {
   else if (shm)
     shm->wake();
   LOG_WARN(kLogInit, "rank %d: communicator failed: %s", rank, st.toString().c_str());
+}
+
+void Communicator::Impl::failAfterRootCauseGrace(const Status& st) {
+  // Long enough for rank 0 to relay a death it saw on the star, short against any timeout.
+  const Deadline grace = Deadline::after(std::min(0.5, config.timeoutSec / 4));
+  while (!failed.load(std::memory_order_acquire) && !grace.expired())
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  fail(st);
 }
 
 Status Communicator::Impl::currentError() const {
@@ -124,10 +133,11 @@ void Communicator::Impl::finish(const Prepared& p) {
 }
 
 Status Communicator::Impl::failedRun(const Status& st, const OpDesc& d) {
-  const bool fromPeer = failed.load();
   fail(st);
   executor->reclaimLent();  // the caller gets its buffers back with the error
-  if (!fromPeer) bootstrap->reportError(st);  // so the others stop waiting for us
+  // A failure this rank found itself (a timeout, a lost connection) is news to the others:
+  // they may be waiting on a rank that is alive only because it has not noticed yet.
+  if (!failureIsKnown.load()) bootstrap->reportError(currentError());
   return st.withContext("rank " + std::to_string(rank) + ": " + d.toString());
 }
 
