@@ -3,6 +3,7 @@
 #include <immintrin.h>
 #include <sched.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace chorus {
@@ -196,8 +197,11 @@ void Executor::postReceives(int i, Connection* c, char* dst) {
 bool Executor::advanceCopy(int i) {
   const Step& s = (*steps_)[i];
   StepState& st = state_[i];
+  // A bounded slice per pass, so that a large copy (an out-of-place allgather's own block)
+  // overlaps the sends and receives after it instead of holding them back.
+  const uint64_t limit = std::min(st.chunks, st.done + kCopyChunksPerPass);
   uint64_t to = st.done;
-  while (to < st.chunks && depsReady(i, to)) ++to;
+  while (to < limit && depsReady(i, to)) ++to;
   if (to == st.done) return false;
   char* src = ptr(s.src);
   char* dst = ptr(s.dst);

@@ -85,6 +85,7 @@ class Executor {
     const char* end;
   };
   static constexpr size_t kMaxLent = 256;  // beyond this, copy: each write scans the list
+  static constexpr uint64_t kCopyChunksPerPass = 4;
 
   char* ptr(BufRef r) const;
   bool finished(int i) const { return state_[i].done == state_[i].chunks; }
