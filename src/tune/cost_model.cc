@@ -138,12 +138,26 @@ struct Walk {
   uint64_t donePieces = 0;
   double finish = 0;
 
-  struct Ready {
-    double key;
+  // Each rank keeps its own queues, so a rank with many ready pieces (a direct algorithm's P-1
+  // sends) costs O(log) per piece rather than a trip through one global heap per piece and
+  // engine turn. A global heap of turns says which rank's engine moves next.
+  struct Arriving {
+    double at;
     uint32_t piece;
-    bool operator>(const Ready& o) const { return key > o.key; }
+    bool operator>(const Arriving& o) const { return at != o.at ? at > o.at : piece > o.piece; }
   };
-  std::priority_queue<Ready, std::vector<Ready>, std::greater<Ready>> heap;
+  template <class T>
+  using MinHeap = std::priority_queue<T, std::vector<T>, std::greater<T>>;
+  std::vector<MinHeap<Arriving>> arriving;  // predecessors done, by when it may start
+  // Ready by the time the engine is free: taken in step order, as the executor's poll is.
+  std::vector<MinHeap<uint32_t>> runnable;
+  struct Turn {
+    double at;
+    int rank;
+    bool operator>(const Turn& o) const { return at != o.at ? at > o.at : rank > o.rank; }
+  };
+  MinHeap<Turn> turns;
+  std::vector<double> turnAt;  // the rank's live entry in `turns`; -1 when it has none
 
   Walk(const OpDesc& desc, const std::vector<Schedule>& s, const topo::Topology& t,
        const CostParams& params)
@@ -251,7 +265,23 @@ struct Walk {
     if (--waiting[piece] == 0) push(piece);
   }
   void push(uint32_t piece) {
-    heap.push({std::max(ready[piece], engineFree[pieceRank[piece]]), piece});
+    const int r = pieceRank[piece];
+    arriving[r].push({ready[piece], piece});
+    scheduleTurn(r);
+  }
+  // When rank r's engine can next start a piece; a new entry only when that moved earlier (an
+  // older entry for a later time then no longer matches turnAt and is skipped).
+  void scheduleTurn(int r) {
+    double at;
+    if (!runnable[r].empty())
+      at = engineFree[r];
+    else if (!arriving[r].empty())
+      at = std::max(engineFree[r], arriving[r].top().at);
+    else
+      return;
+    if (turnAt[r] >= 0 && turnAt[r] <= at) return;
+    turnAt[r] = at;
+    turns.push({at, r});
   }
 
   void execute(uint32_t piece, double start) {
@@ -299,17 +329,25 @@ struct Walk {
     placeRanks();
     if (!layOut()) return std::numeric_limits<double>::infinity();
     engineFree.assign(n, 0);
+    arriving.assign(n, {});
+    runnable.assign(n, {});
+    turnAt.assign(n, -1);
     for (uint32_t piece = 0; piece < waiting.size(); ++piece)
       if (waiting[piece] == 0) push(piece);
-    while (!heap.empty()) {
-      Ready top = heap.top();
-      heap.pop();
-      const double start = std::max(ready[top.piece], engineFree[pieceRank[top.piece]]);
-      if (start > top.key) {  // its engine got busy since it was queued
-        heap.push({start, top.piece});
-        continue;
+    while (!turns.empty()) {
+      const Turn t = turns.top();
+      turns.pop();
+      const int r = t.rank;
+      if (t.at != turnAt[r]) continue;  // superseded by an earlier turn
+      turnAt[r] = -1;
+      while (!arriving[r].empty() && arriving[r].top().at <= t.at) {
+        runnable[r].push(arriving[r].top().piece);
+        arriving[r].pop();
       }
-      execute(top.piece, start);
+      const uint32_t piece = runnable[r].top();
+      runnable[r].pop();
+      execute(piece, t.at);
+      scheduleTurn(r);
     }
     return donePieces == waiting.size() ? finish : std::numeric_limits<double>::infinity();
   }

@@ -33,10 +33,11 @@ struct CostParams {
   // The selector walks candidates in increasing order of lowerBoundTime and skips one whose
   // bound already exceeds the best prediction (it could not have been picked); false walks all.
   bool skipLosers = true;
-  // The walk's cost grows with every rank's steps times the pieces that wait for one engine at
-  // once (a direct algorithm's P-1 sends, all ready at the start); past this many, the selector
-  // does not walk a candidate that its bound could not skip, and calls it unavailable.
-  uint64_t walkBudget = uint64_t(1) << 27;
+  // The walk's cost grows with the steps of all ranks together (two_shot and ring at 1024 ranks,
+  // 6M steps, take about 7 s here); past this many, the selector does not walk a candidate that
+  // its bound could not skip, and calls it unavailable, so that a job's first call of a size
+  // does not stall on its prediction.
+  uint64_t walkBudget = uint64_t(1) << 21;
 };
 
 // Predicted microseconds from every rank starting together to the last one finishing;

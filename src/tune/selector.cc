@@ -38,16 +38,12 @@ std::vector<int> boundSample(const OpDesc& d, int size) {
 }
 
 namespace {
-// Roughly the heap work of walking an algorithm: ranks x steps per rank x the steps of one rank
-// that are ready at once (those that wait for nothing), from the sampled ranks.
+// Roughly the work of walking an algorithm: every rank's steps, from the sampled ranks (each
+// step costs a few heap operations per piece, and pieces per step are capped).
 double walkCostEstimate(const std::vector<Schedule>& some, int size) {
-  double worst = 0;
-  for (const Schedule& s : some) {
-    size_t free = 0;
-    for (const Step& st : s.steps) free += st.deps[0] < 0 && st.deps[1] < 0;
-    worst = std::max(worst, double(s.steps.size()) * double(std::max<size_t>(1, free)));
-  }
-  return worst * size;
+  size_t steps = 0;
+  for (const Schedule& s : some) steps = std::max(steps, s.steps.size());
+  return double(steps) * size;
 }
 }  // namespace
 
@@ -123,7 +119,7 @@ Status selectAlgorithm(const OpDesc& d, int size, const RankLayout& layout,
     }
     if (anyFits && walkCost[i] > double(params.walkBudget)) {
       c.unavailable =
-          "is too costly to predict on this many ranks (steps x sends ready at once exceeds "
+          "is too costly to predict on this many ranks (its steps, all ranks together, exceed "
           "CostParams::walkBudget) and its lower bound does not rule it out";
       continue;
     }
