@@ -189,8 +189,8 @@ TEST(Sim, SkippingChangesNoPickAndNoPrediction) {
   EXPECT_GT(skipped, 0);
 }
 
-// The binary, as a user runs it: 1024 ranks, 1 MiB and 1 GiB, well inside the test's timeout.
-// chorus-sim on the 128 x DGX topology, 1 MiB and 1 GiB; the timeout stands for "finishes".
+// The binary, as a user runs it: 1024 ranks on the 128 x DGX topology, 1 MiB and 1 GiB; the
+// timeout stands for "finishes".
 std::string simulate1024(const char* collective, int* exitStatus) {
   const std::string cmd = "timeout 60 " + binDir() + "/chorus-sim --topo " +
                           repoPath("topologies/cluster-128x-dgx-h100.topo") + " --collective " +
@@ -205,8 +205,8 @@ std::string simulate1024(const char* collective, int* exitStatus) {
 }
 
 TEST(Sim, ChorusSimFinishesA1024RankSweep) {
-  // alltoall's Bruck walk at 1 GiB once ran for minutes (each rank's many ready pieces went
-  // back through one global heap); every rank now queues its own.
+  // alltoall's pairwise walk once ran for minutes at these sizes (each rank's P-1 ready sends
+  // went back through one global heap); every rank now queues its own.
   for (const char* coll : {"allreduce", "alltoall"}) {
     int status = -1;
     const std::string out = simulate1024(coll, &status);

@@ -53,7 +53,7 @@ struct Communicator::Impl {
   ScratchBuffer scratch, staging;
 
   std::atomic<bool> failed{false};
-  // Set when the first failure came from a peer through the bootstrap: the others know already.
+  // Set once a failure notice came through the bootstrap: the job knows of a failure already.
   std::atomic<bool> failureIsKnown{false};
   mutable std::mutex errorMu;
   Status error;  // guarded by errorMu; the first failure wins
