@@ -5,6 +5,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -275,6 +276,59 @@ TEST(ChorusRun, SecondSigintKillsTheJob) {
   EXPECT_LT(r.seconds, 5.0);
 }
 
+// The CPUs this test process may use, in order (chorus-run inherits the same mask).
+std::vector<int> AllowedCpus() {
+  cpu_set_t set;
+  std::vector<int> cpus;
+  if (sched_getaffinity(0, sizeof set, &set) == 0)
+    for (int c = 0; c < CPU_SETSIZE; ++c)
+      if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  return cpus;
+}
+
+std::string CpuList(const std::vector<int>& cpus) {
+  std::string s;
+  for (int c : cpus) s += (s.empty() ? "" : ",") + std::to_string(c);
+  return s;
+}
+
+// Each rank prints the CPUs it may run on, as a comma list (ranges expanded by the shell).
+Result LaunchPrintingCpus(const std::vector<std::string>& options, int np) {
+  std::vector<std::string> args = {"-n", std::to_string(np)};
+  args.insert(args.end(), options.begin(), options.end());
+  args.insert(args.end(),
+              {"--", "sh", "-c",
+               "l=$(grep Cpus_allowed_list /proc/self/status | cut -f2); out=''; "
+               "for r in $(echo $l | tr , ' '); do a=${r%-*}; b=${r#*-}; "
+               "for c in $(seq $a $b); do out=\"$out${out:+,}$c\"; done; done; echo $out"});
+  return Launch(args);
+}
+
+// Like mpirun, chorus-run binds rank i to the i-th CPU it may use when there are enough, and
+// leaves ranks unbound when asked to or when there are more ranks than CPUs.
+TEST(ChorusRun, BindsEachRankToACoreOfItsOwn) {
+  const std::vector<int> cpus = AllowedCpus();
+  ASSERT_FALSE(cpus.empty());
+  const int np = std::min<int>(2, int(cpus.size()));
+  Result bound = LaunchPrintingCpus({}, np);
+  ASSERT_EQ(bound.code, 0) << bound.err;
+  std::vector<std::string> lines = SortedLines(bound.out);
+  ASSERT_EQ(int(lines.size()), np) << bound.out;
+  for (int rank = 0; rank < np; ++rank)
+    EXPECT_EQ(lines[rank], "[" + std::to_string(rank) + "] " + std::to_string(cpus[rank]));
+
+  Result none = LaunchPrintingCpus({"--bind-to", "none"}, np);
+  ASSERT_EQ(none.code, 0) << none.err;
+  for (const std::string& line : SortedLines(none.out))
+    EXPECT_EQ(line.substr(line.find(' ') + 1), CpuList(cpus)) << line;
+
+  const int crowd = int(cpus.size()) + 1;
+  Result crowded = LaunchPrintingCpus({}, crowd);
+  ASSERT_EQ(crowded.code, 0) << crowded.err;
+  for (const std::string& line : SortedLines(crowded.out))
+    EXPECT_EQ(line.substr(line.find(' ') + 1), CpuList(cpus)) << line;
+}
+
 TEST(ChorusRun, RejectsBadUsage) {
   EXPECT_EQ(Launch({"echo", "hi"}).code, 2);  // no -n
   EXPECT_EQ(Launch({"-n", "0", "echo"}).code, 2);
@@ -282,6 +336,7 @@ TEST(ChorusRun, RejectsBadUsage) {
   EXPECT_EQ(Launch({"-n", "2"}).code, 2);  // no program
   EXPECT_EQ(Launch({"-n", "2", "-x", "NOVALUE", "echo"}).code, 2);
   EXPECT_EQ(Launch({"-n", "2", "--timeout", "-1", "echo"}).code, 2);
+  EXPECT_EQ(Launch({"-n", "2", "--bind-to", "socket", "echo"}).code, 2);
   Result bad = Launch({"-n", "2", "--bogus", "echo"});
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.err.find("--bogus"), std::string::npos) << bad.err;

@@ -138,6 +138,44 @@ TEST(CostModel, OversubscriptionStretchesTime) {
               2 * predict("ring", allreduce(1 << 20), roomy), 1e-6);
 }
 
+TEST(CostModel, MissFractionRisesFromTheCacheToAllMiss) {
+  Topology t;
+  t.cacheMiB = 64, t.allMissMiB = 256, t.missGBs = 10;
+  const double mib = 1 << 20;
+  EXPECT_EQ(t.missFraction(64 * mib), 0);
+  EXPECT_NEAR(t.missFraction(128 * mib), 0.5, 1e-12);  // halfway in log(bytes)
+  EXPECT_EQ(t.missFraction(256 * mib), 1);
+  EXPECT_EQ(t.missFraction(1e12), 1);
+  t.missGBs = 0;
+  EXPECT_EQ(t.missFraction(1e12), 0) << "without a memory line nothing misses";
+}
+
+// Past the cache the traffic decides between algorithms that move the same bytes (a missed
+// write counts twice: read for ownership, write-back). With 4 ranks, per rank, in vectors:
+// - ring: 0.25 read by the first send, three reduces that each read input and write output no
+//   step has touched (3 x 0.75), five forwarding sends that read a segment finished a whole
+//   step earlier (a step's sends follow all of the previous step's on the channel: 5 x 0.25),
+//   and three allgather writes (3 x 0.5): 5.25.
+// - two_shot: 0.75 of sends, the first reduce (0.75), three allgather writes (1.5); its second
+//   and third reduces work on the segment the first just wrote, and its allgather sends read
+//   what was just reduced, in cache as far as the walk keeps them a piece apart: 3 to 4.
+TEST(CostModel, PastTheCacheTwoShotMissesLessThanRing) {
+  Topology t = flatTopology(1, 4);
+  const OpDesc big = allreduce(64 << 20);  // 256 MiB per rank
+  const double ringHit = predict("ring", big, t), twoShotHit = predict("two_shot", big, t);
+  EXPECT_NEAR(twoShotHit / ringHit, 1, 0.01) << "in cache they cost the same";
+  ASSERT_TRUE(
+      topo::applyEstimates("memory cache_mib=64 all_miss_mib=256 miss_gbs=10\n", "m", &t).ok());
+  const double vectorUs = 256.0 * (1 << 20) / 10e3;  // one vector's bytes missed at 10 GB/s
+  EXPECT_NEAR((predict("ring", big, t) - ringHit) / vectorUs, 5.25, 0.01);
+  const double twoShot = (predict("two_shot", big, t) - twoShotHit) / vectorUs;
+  EXPECT_GE(twoShot, 3 - 1e-9);
+  EXPECT_LE(twoShot, 4);
+  // A call whose buffers fit in the cache costs what it did.
+  EXPECT_EQ(predict("ring", allreduce(1 << 16), t),
+            predict("ring", allreduce(1 << 16), flatTopology(1, 4)));
+}
+
 TEST(Selector, PicksTheMinimumAndRanksTheRest) {
   Topology t = flatTopology(16, 1);
   RankLayout l = layoutFromTopology(t, 16);
@@ -212,6 +250,14 @@ TEST(Tuning, EstimatesLayOverATopologyAndRefuseOtherLines) {
   EXPECT_EQ(t.stepOverheadUs, 0.4);
   EXPECT_EQ(t.link(PathClass::HostBridge), (LinkParams{0.6, 9}));
   EXPECT_EQ(t.hosts.size(), 1u) << "the machine itself is untouched";
+  ASSERT_TRUE(topo::applyEstimates("memory cache_mib=64 all_miss_mib=256 miss_gbs=35\n", "tune", &t)
+                  .ok());
+  EXPECT_EQ(t.cacheMiB, 64);
+  EXPECT_EQ(t.allMissMiB, 256);
+  EXPECT_EQ(t.missGBs, 35);
+  Status bad = topo::applyEstimates("memory cache_mib=64 all_miss_mib=32 miss_gbs=1\n", "m", &t);
+  EXPECT_NE(bad.message().find("all_miss_mib must be >= cache_mib"), std::string::npos)
+      << bad.toString();
   Topology before = t;
   Status st = topo::applyEstimates("reduce host_gbs=1\nhost x\nend\n", "tune.txt", &t);
   EXPECT_NE(st.message().find("tune.txt:2"), std::string::npos) << st.toString();

@@ -16,6 +16,8 @@
 
 #include "core/comm_impl.h"
 #include "harness/multirank.h"
+#include "tools/tune/memory.h"
+#include "tools/tune/receive_reduce.h"
 #include "topo/topology.h"
 
 namespace chorus {
@@ -89,6 +91,13 @@ TEST(TuneTool, QuickRunWritesATuningFileACommunicatorLoads) {
   EXPECT_TRUE(finitePositive(link.latencyUs)) << link.latencyUs;
   EXPECT_TRUE(finitePositive(link.bandwidthGBs)) << link.bandwidthGBs;
   EXPECT_NE(link, topo::defaultLink(cls));
+  // The raw figures behind the reducer and memory estimates are kept as comments.
+  EXPECT_NE(text.str().find("# 2-rank allreduce forced to one_shot"), std::string::npos);
+  EXPECT_NE(text.str().find("# copy on every rank at once"), std::string::npos);
+  if (t.missGBs > 0) {  // a --quick run may stop before the time per byte rises
+    EXPECT_TRUE(finitePositive(t.cacheMiB)) << text.str();
+    EXPECT_GE(t.allMissMiB, t.cacheMiB) << text.str();
+  }
 
   const double step = t.stepOverheadUs;
   const LinkParams want = link;
@@ -113,6 +122,42 @@ TEST(TuneTool, QuickRunWritesATuningFileACommunicatorLoads) {
   }, 30);
   EXPECT_EQ(test::describeFailures(results), "");
   unlink(file.c_str());
+}
+
+// The memory fit, on the curve this VM measured: flat to 64 MiB, rising to 256 MiB, flat after.
+TEST(MemoryFit, FindsWhereMissesBeginAndWhatTheyCost) {
+  const size_t mib = size_t(1) << 20;
+  tune::MemoryFit f;
+  f.points = {{16 * mib, 0.065}, {32 * mib, 0.066}, {64 * mib, 0.068},  {128 * mib, 0.10},
+              {256 * mib, 0.146}, {512 * mib, 0.15}, {1024 * mib, 0.15}};
+  tune::fitMemory(&f);
+  ASSERT_TRUE(f.knee);
+  EXPECT_EQ(f.cacheMiB, 64);
+  EXPECT_EQ(f.allMissMiB, 256);
+  // A copied byte that misses is three bytes of memory traffic; 0.085 ns more per copied byte.
+  EXPECT_NEAR(f.missGBs, 3 / (0.15 - 0.065), 1e-9);
+  EXPECT_NE(tune::describeMemory(f).find("128 MiB 0.100 ns/B"), std::string::npos);
+
+  f.points = {{16 * mib, 0.065}, {32 * mib, 0.066}, {64 * mib, 0.07}, {128 * mib, 0.072}};
+  tune::fitMemory(&f);
+  EXPECT_FALSE(f.knee) << "no rise: the cache may be larger than what was tried";
+}
+
+// The reducer's rate is fitted through the model: walk one_shot at a known rate, and the fit
+// finds that rate again from the times alone.
+TEST(ReceiveReduceFit, RecoversTheRateTheModelWasWalkedWith) {
+  Topology t;
+  ASSERT_TRUE(topo::parseTopology("chorus-topology 1\nreduce host_gbs=7\n"
+                                  "link host_bridge latency_us=0.5 bandwidth_gbs=12\n"
+                                  "host h sockets=1 cores_per_socket=2\nend\nranks per_host 2\n",
+                                  "test", &t)
+                  .ok());
+  const CostParams p;
+  std::vector<std::pair<size_t, double>> measured;
+  for (size_t bytes : tune::receiveReduceSizes())
+    measured.push_back({bytes, tune::predictOneShot(t, p, bytes)});
+  t.hostReduceGBs = 20;
+  EXPECT_NEAR(tune::fitReduceRate(t, p, measured), 7, 0.01);
 }
 
 TEST(TuneTool, OneRankIsToldHowToLaunchIt) {

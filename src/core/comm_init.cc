@@ -1,5 +1,4 @@
 // Communicator set-up: bootstrap, host discovery, transports, executor.
-#include <sched.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -36,16 +35,10 @@ std::string tcpSettings(const PeerInfo& p) {
          " CHORUS_TRANSPORT=" + (p.forceTcp ? "tcp" : "auto");
 }
 
-int usableCpus() {
-  cpu_set_t set;
-  if (sched_getaffinity(0, sizeof set, &set) == 0) return CPU_COUNT(&set);
-  return int(sysconf(_SC_NPROCESSORS_ONLN));
-}
-
 // Host grouping and the settings that must agree across ranks, in one exchange. (A free
 // function, so comm_impl.h needs no TCP types; Impl::discoverHosts is no longer used.)
 Status exchangePeerInfo(Communicator::Impl& c, const TcpOptions& tcp, bool forceTcp,
-                        std::vector<int>* hostOf, bool* oversubscribed) {
+                        std::vector<int>* hostOf) {
   const Config& config = c.config;
   const int rank = c.rank, size = c.size;
   PeerInfo me{};
@@ -82,9 +75,6 @@ Status exchangePeerInfo(Communicator::Impl& c, const TcpOptions& tcp, bool force
       }
     }
   }
-  int localSize = 0;
-  for (int q = 0; q < size; ++q) localSize += (*hostOf)[q] == (*hostOf)[rank];
-  *oversubscribed = localSize > usableCpus();
   return Status::Ok();
 }
 
@@ -140,16 +130,16 @@ Status Communicator::Impl::init(const UniqueId& id, int r, int n, const Config& 
   CHORUS_RETURN_IF_ERROR(AlgoOverride::parse(config.algo, &algoOverride));
 
   std::vector<int> hostOf;
-  bool oversubscribed = false;
   TcpOptions tcpOpts;
   tcpOpts.timeoutSec = config.timeoutSec;
   CHORUS_RETURN_IF_ERROR(TcpOptions::fromEnvironment(&tcpOpts));
   bool forceTcp = false;
   CHORUS_RETURN_IF_ERROR(transportMode(&forceTcp));
-  CHORUS_RETURN_IF_ERROR(exchangePeerInfo(*this, tcpOpts, forceTcp, &hostOf, &oversubscribed));
+  CHORUS_RETURN_IF_ERROR(exchangePeerInfo(*this, tcpOpts, forceTcp, &hostOf));
   TransportPlan tp = planTransports(hostOf, rank, forceTcp, config.shmSlotBytes, tcpOpts);
 
   costParams.chunkBytes = tp.payload;
+  costParams.windowChunks = config.shmSlots;
   ShmOptions shmOpts{config.shmSlotBytes, config.shmSlots};
   CHORUS_RETURN_IF_ERROR(
       ShmTransport::create(bootstrap.get(), tp.shmHostOf, shmOpts, deadline, &shm));
@@ -182,7 +172,6 @@ Status Communicator::Impl::init(const UniqueId& id, int r, int n, const Config& 
     return bootstrap->hasLeft(peer) && (!tcp || tcp->peerFinished(peer));
   };
   env.spinNs = config.spinNs;
-  env.yieldWhileSpinning = oversubscribed;
   executor = std::make_unique<Executor>(std::move(env));
   sleeper.store(waitOn);
 
@@ -191,9 +180,8 @@ Status Communicator::Impl::init(const UniqueId& id, int r, int n, const Config& 
     failureIsKnown.store(true);  // before fail(): failedRun must not echo it back
     fail(st);
   });
-  LOG_INFO(kLogInit, "rank %d of %d ready (%s, %zu-byte chunks, %s reducer%s)", rank, size,
-           waitOn->name(), tp.payload, CpuReducer::get().isa(),
-           oversubscribed ? ", oversubscribed: yielding" : "");
+  LOG_INFO(kLogInit, "rank %d of %d ready (%s, %zu-byte chunks, %s reducer)", rank, size,
+           waitOn->name(), tp.payload, CpuReducer::get().isa());
   return Status::Ok();
 }
 

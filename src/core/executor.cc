@@ -1,6 +1,5 @@
 #include "core/executor.h"
 
-#include <immintrin.h>
 #include <sched.h>
 
 #include <algorithm>
@@ -311,13 +310,15 @@ Status Executor::run(const Plan& plan, const OpDesc& desc, uint32_t opSeq, RedOp
       continue;
     }
     if (env_.failed->load(std::memory_order_relaxed)) return env_.failure();
-    // Idle: spin a while (peers are usually just behind), then sleep on the doorbell.
+    // Idle: spin a while (peers are usually just behind), then sleep on the doorbell. The spin
+    // yields rather than pauses: a run of PAUSE in a VM is what the hypervisor's pause-loop
+    // exiting takes for a stalled vCPU, and it gives the core away; on a 2-core VM that sent
+    // whole rounds of an 8-byte allreduce to ~30 us a call against 0.4 (perf/README.md). A
+    // yield with nothing else to run returns at once; with another rank on the core, it lets
+    // it run.
     if (idle == 0) idleSince = nowNs();
     if ((idle & 63) != 63) {
-      if (env_.yieldWhileSpinning)
-        sched_yield();
-      else
-        _mm_pause();
+      sched_yield();
       continue;
     }
     CHORUS_RETURN_IF_ERROR(checkIdle());

@@ -43,7 +43,6 @@ struct ExecEnv {
   std::function<Status()> failure;            // the recorded error, once `failed` is set
   std::function<bool(int)> peerLeft;          // has this peer left the job cleanly?
   int64_t spinNs = 50000;
-  bool yieldWhileSpinning = false;  // more local ranks than cores: let the others run
 };
 
 class Executor {

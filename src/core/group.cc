@@ -3,7 +3,6 @@
 // set of sends and receives completes), followed by its collectives in call order. One loop
 // polls every communicator's executor in turn, so a single thread can drive all ranks of a
 // single-process job.
-#include <immintrin.h>
 #include <sched.h>
 #include <time.h>
 
@@ -113,10 +112,7 @@ void idleWait(std::vector<CommWork>& work, int64_t idleSince, uint64_t idle) {
     }
   const ExecEnv& env = only->comm->executor->env();
   if (nowNs() - idleSince < env.spinNs || (idle & 63) != 63) {
-    if (env.yieldWhileSpinning || active > 1)
-      sched_yield();
-    else
-      _mm_pause();
+    sched_yield();  // not a pause: see Executor::run
     return;
   }
   if (active == 1 && env.sleeper) {

@@ -129,6 +129,9 @@ std::string formatEstimates(const Topology& t) {
     << '\n';
   if (t.stepOverheadUs != Topology().stepOverheadUs)
     o << "executor step_us=" << num(t.stepOverheadUs) << '\n';
+  if (t.missGBs > 0)
+    o << "memory cache_mib=" << num(t.cacheMiB) << " all_miss_mib=" << num(t.allMissMiB)
+      << " miss_gbs=" << num(t.missGBs) << '\n';
   for (const auto& [c, p] : t.links)
     o << "link " << pathClassName(c) << " latency_us=" << num(p.latencyUs)
       << " bandwidth_gbs=" << num(p.bandwidthGBs) << '\n';

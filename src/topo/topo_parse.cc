@@ -19,7 +19,7 @@ struct Parser {
   Host host;
   int count = 1;
   bool sawRanks = false;
-  bool estimatesOnly = false;  // a tuning file: reduce, link and executor lines only
+  bool estimatesOnly = false;  // a tuning file: reduce, link, executor and memory lines only
   // Overrides collected while inside a host block, applied at "end" once paths are derived.
   std::vector<std::pair<int, int>> nvlinks;
   bool nvlinkAll = false;
@@ -251,6 +251,24 @@ struct Parser {
     return Status::Ok();
   }
 
+  Status parseMemory(const std::vector<std::string>& tok) {
+    std::vector<std::pair<std::string, std::string>> kv;
+    CHORUS_RETURN_IF_ERROR(attrs(tok, 1, &kv));
+    for (auto& [k, v] : kv) {
+      if (k == "cache_mib")
+        CHORUS_RETURN_IF_ERROR(toDouble(v, &t->cacheMiB));
+      else if (k == "all_miss_mib")
+        CHORUS_RETURN_IF_ERROR(toDouble(v, &t->allMissMiB));
+      else if (k == "miss_gbs")
+        CHORUS_RETURN_IF_ERROR(toDouble(v, &t->missGBs));
+      else
+        return error("unknown memory attribute '" + k + "'");
+    }
+    if (t->cacheMiB < 0 || t->missGBs < 0) return error("cache_mib and miss_gbs must be >= 0");
+    if (t->allMissMiB < t->cacheMiB) return error("all_miss_mib must be >= cache_mib");
+    return Status::Ok();
+  }
+
   Status parseRanks(const std::vector<std::string>& tok) {
     sawRanks = true;
     if (tok.size() == 2 && tok[1] == "per_gpu") {
@@ -301,8 +319,10 @@ struct Parser {
     if (k == "link") return parseLink(tok);
     if (k == "reduce") return parseReduce(tok);
     if (k == "executor") return parseExecutor(tok);
+    if (k == "memory") return parseMemory(tok);
     if (estimatesOnly)
-      return error("'" + k + "' does not belong in a tuning file (reduce, link, executor only)");
+      return error("'" + k + "' does not belong in a tuning file (reduce, link, executor, "
+                   "memory only)");
     if (k == "host") return parseHostLine(tok);
     if (k == "ranks") return parseRanks(tok);
     if (k == "rank") return parseRank(tok);

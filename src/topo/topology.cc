@@ -2,6 +2,7 @@
 #include "topo/topology.h"
 
 #include <algorithm>
+#include <cmath>
 
 namespace chorus::topo {
 
@@ -116,7 +117,15 @@ std::vector<std::vector<int>> Topology::ranksBySocket(int host) const {
 bool Topology::sameAs(const Topology& o) const {
   return hosts == o.hosts && ranks == o.ranks && links == o.links &&
          hostReduceGBs == o.hostReduceGBs && deviceReduceGBs == o.deviceReduceGBs &&
-         stepOverheadUs == o.stepOverheadUs;
+         stepOverheadUs == o.stepOverheadUs && cacheMiB == o.cacheMiB &&
+         allMissMiB == o.allMissMiB && missGBs == o.missGBs;
+}
+
+double Topology::missFraction(double bytes) const {
+  const double mib = bytes / double(1 << 20);
+  if (missGBs <= 0 || mib <= cacheMiB) return 0;
+  if (mib >= allMissMiB || cacheMiB <= 0) return 1;
+  return std::log(mib / cacheMiB) / std::log(allMissMiB / cacheMiB);
 }
 
 namespace {

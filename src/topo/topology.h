@@ -85,6 +85,16 @@ struct Topology {
   double hostReduceGBs = 20;              // CPU reducer rate (bytes of output per second / 1e9)
   double deviceReduceGBs = 1000;          // GPU reducer rate
   double stepOverheadUs = 0.3;            // the executor's own cost per message (CPU)
+  // Host memory past the cache (CPU ranks; docs/topology.md, "memory"): every byte that misses
+  // the cache (a read from memory; a write costs its read for ownership and its write-back) adds
+  // 1 / missGBs to the engine's work. missGBs 0 (the default) leaves it out.
+  double cacheMiB = 0;    // data touched within this many bytes of host traffic stays in cache
+  double allMissMiB = 0;  // from this reuse distance on, every byte misses
+  double missGBs = 0;
+  // The share of bytes that miss when data is reused after `bytes` of the host's traffic (or a
+  // working set of that size is swept over and over): 0 up to cacheMiB, 1 from allMissMiB,
+  // rising in between linearly in log(bytes), as the calibration measured the curve.
+  double missFraction(double bytes) const;
   std::string source;                     // "discovered", a file path, ...
 
   // The class of the path data takes between two ranks (Self for a == b).
@@ -115,7 +125,7 @@ Status discoverLocalTopology(Topology* out, std::string* notes);
 // The text of a topology file, and its parser (`origin` names the text in error messages).
 std::string formatTopology(const Topology& t);
 Status parseTopology(const std::string& text, const std::string& origin, Topology* out);
-// The estimates alone (reduce, link and executor lines), as a tuning file holds them
+// The estimates alone (reduce, link, executor and memory lines), as a tuning file holds them
 // (CHORUS_TUNE_FILE loads one), and their parser, which lays them over
 // `t` and refuses any other line.
 std::string formatEstimates(const Topology& t);

@@ -20,7 +20,16 @@ struct StepInfo {
   double chunksPerPiece = 0;
   int nextOnChannel = -1;                         // next step on the same (peer, direction)
   int match = -1;                                 // a Send's matching receive step on its peer
+  int sender = -1, sentBy = -1;                   // a receive's peer rank and matching send step
+  // A Send's piece k waits for the receive of piece k - window: the slots hold `window` pieces
+  // (at least one, so that a piece is written while the one before it is read out).
+  int window = 1 << 30;
   uint32_t firstDependent = 0, endDependent = 0;  // range in the rank's dependents list
+  // What the step touches in the rank's buffers, for the memory model: it reads `src`, writes
+  // `dst` (a write onto the memory it reads is its own: `dstIsSrc`), and a chunkwise dependency
+  // that touched the same memory just before (-1: none) may have left it in cache.
+  bool readsSrc = false, writesDst = false, dstIsSrc = false;
+  int srcWarmer = -1, dstWarmer = -1;
 };
 
 struct Dependent {
@@ -34,6 +43,7 @@ struct Place {
   double copyGBs = 1;    // a local copy
   double reduceGBs = 1;  // a receive-reduce
   int nic = -1;          // index into the NIC resources, for network sends
+  int host = -1;         // its host, for the memory model; -1 when not modelled (GPU, unplaced)
 };
 
 struct Placement {
@@ -59,6 +69,7 @@ Placement placeRanks(const topo::Topology& topo, int n) {
       const topo::RankPlace& pl = topo.ranks[r];
       const topo::Host& h = topo.hosts.at(pl.host);
       if (pl.gpu >= 0) ri.reduceGBs = topo.deviceReduceGBs;
+      if (pl.gpu < 0) ri.host = pl.host;
       const int cores = std::max(1, h.sockets * h.coresPerSocket);
       if (pl.gpu < 0) ri.stretch = std::max(1.0, double(hostRanks[pl.host]) / cores);
       const int k = topo.nearestNic(pl.host, pl.gpu, pl.socket);
@@ -84,10 +95,14 @@ PathClass pathOf(const topo::Topology& topo, int a, int b) {
   return topo.pathBetweenRanks(a, b);
 }
 
-bool sameMemory(const OpDesc& d, const Step& s) {
-  auto canon = [&](BufferId b) { return d.inPlace && b == BufferId::Output ? BufferId::Input : b; };
-  return canon(s.src.buf) == canon(s.dst.buf) && s.src.offset == s.dst.offset;
+// In place, the output is the input's memory.
+BufferId canonical(const OpDesc& d, BufferId b) {
+  return d.inPlace && b == BufferId::Output ? BufferId::Input : b;
 }
+bool sameMemory(const OpDesc& d, BufRef a, BufRef b) {
+  return canonical(d, a.buf) == canonical(d, b.buf) && a.offset == b.offset;
+}
+bool sameMemory(const OpDesc& d, const Step& s) { return sameMemory(d, s.src, s.dst); }
 
 // GB/s is 1e3 bytes per microsecond.
 double us(double bytes, double gbs) {
@@ -135,6 +150,13 @@ struct Walk {
   std::vector<double> engineFree;
   std::vector<double> nicOut, nicIn;  // per NIC resource
   std::vector<double> nicGBs;
+  // The memory model (Topology::missFraction): per host, the share of a first touch that
+  // misses (0: its ranks' buffers fit in cache, and nothing misses), and the bytes its ranks
+  // have touched so far; per piece, that count when it ran. An operand a dependency touched
+  // before misses by the fraction of its reuse distance (the bytes touched since).
+  std::vector<double> hostFirstTouchMisses;
+  std::vector<double> hostTouched;
+  std::vector<double> pieceTouched;
   uint64_t donePieces = 0;
   double finish = 0;
 
@@ -149,8 +171,10 @@ struct Walk {
   template <class T>
   using MinHeap = std::priority_queue<T, std::vector<T>, std::greater<T>>;
   std::vector<MinHeap<Arriving>> arriving;  // predecessors done, by when it may start
-  // Ready by the time the engine is free: taken in step order, as the executor's poll is.
-  std::vector<MinHeap<uint32_t>> runnable;
+  // Ready by the time the engine is free, keyed (piece's position in its step) << 32 | piece: the executor's poll moves every
+  // step along a chunk per pass, so the k-th piece of each step goes before the (k+1)-th of any
+  // (a chain of reduces stays a piece apart; sends to several peers take turns).
+  std::vector<MinHeap<uint64_t>> runnable;
   struct Turn {
     double at;
     int rank;
@@ -215,6 +239,7 @@ struct Walk {
         }
         for (int dep : st.deps)
           if (dep >= 0) deps[dep].push_back({int(i), steps[dep].count == st.count});
+        describeOperands(steps, int(i), &si, ri.steps);
       }
       for (size_t i = 0; i < steps.size(); ++i) {
         ri.steps[i].firstDependent = uint32_t(ri.dependents.size());
@@ -225,8 +250,14 @@ struct Walk {
     for (auto& [pair, list] : sends) {
       auto it = recvs.find(pair);
       if (it == recvs.end() || it->second.size() < list.size()) return false;
-      for (size_t k = 0; k < list.size(); ++k)
-        ranks[pair.first].steps[list[k]].match = it->second[k];
+      for (size_t k = 0; k < list.size(); ++k) {
+        StepInfo& send = ranks[pair.first].steps[list[k]];
+        StepInfo& recv = ranks[pair.second].steps[it->second[k]];
+        send.match = it->second[k];
+        send.window = 1 + std::max(1, int(p.windowChunks / std::max(1.0, send.chunksPerPiece)));
+        recv.sender = pair.first;
+        recv.sentBy = list[k];
+      }
     }
 
     waiting.assign(next, 0);
@@ -243,6 +274,7 @@ struct Walk {
           pieceStep[si.firstPiece + k] = int(i);
           // Piece k > 0 follows piece k - 1, which carries the whole-step waits below.
           waiting[si.firstPiece + k] += k > 0;
+          waiting[si.firstPiece + k] += si.match >= 0 && k >= si.window;  // a free slot
           if (steps[i].kind == StepKind::Recv || steps[i].kind == StepKind::RecvReduce)
             ++waiting[si.firstPiece + k];
         }
@@ -258,6 +290,76 @@ struct Walk {
       }
     }
     return true;
+  }
+
+  // Fills the memory model's fields of step i (its dependencies are laid out already).
+  void describeOperands(const std::vector<Step>& steps, int i, StepInfo* si,
+                        const std::vector<StepInfo>& laid) const {
+    const Step& st = steps[i];
+    const bool copy = st.kind == StepKind::Copy && !sameMemory(d, st);
+    si->readsSrc = st.kind == StepKind::Send || st.kind == StepKind::RecvReduce || copy;
+    si->writesDst = st.kind == StepKind::Recv || st.kind == StepKind::RecvReduce || copy;
+    si->dstIsSrc = st.kind == StepKind::RecvReduce && sameMemory(d, st);
+    for (int dep : st.deps) {
+      if (dep < 0 || steps[dep].count != st.count) continue;  // not chunkwise: long done
+      const Step& ds = steps[dep];
+      const StepInfo& di = laid[dep];
+      auto touched = [&](BufRef r) {
+        return (di.readsSrc && sameMemory(d, ds.src, r)) || (di.writesDst && sameMemory(d, ds.dst, r));
+      };
+      if (si->readsSrc && si->srcWarmer < 0 && touched(st.src)) si->srcWarmer = dep;
+      if (si->writesDst && si->dstWarmer < 0 && touched(st.dst)) si->dstWarmer = dep;
+    }
+  }
+
+  // Per host, the share of a first touch that misses: of the bytes its ranks' buffers span.
+  void markHostsThatMiss() {
+    const size_t hosts = topo.hosts.size();
+    hostFirstTouchMisses.assign(hosts, 0);
+    hostTouched.assign(hosts, 0);
+    if (topo.missGBs <= 0) return;
+    std::vector<double> bytes(hosts, 0);
+    const double esize = double(elementSize(d));
+    for (int r = 0; r < n; ++r) {
+      if (ranks[r].host < 0) continue;
+      std::map<BufferId, uint64_t> extent;  // per buffer: the end of what the rank touches
+      for (const Step& st : sched[r].steps) {
+        const StepInfo& si = ranks[r].steps[&st - sched[r].steps.data()];
+        if (si.readsSrc) {
+          uint64_t& e = extent[canonical(d, st.src.buf)];
+          e = std::max(e, st.src.offset + st.count);
+        }
+        if (si.writesDst) {
+          uint64_t& e = extent[canonical(d, st.dst.buf)];
+          e = std::max(e, st.dst.offset + st.count);
+        }
+      }
+      for (auto [buf, end] : extent) bytes[ranks[r].host] += double(end) * esize;
+    }
+    for (size_t h = 0; h < hosts; ++h) hostFirstTouchMisses[h] = topo.missFraction(bytes[h]);
+  }
+
+  // The bytes of a piece that miss the cache (a write that misses costs twice: the line is
+  // read for ownership, then written back), and the count of bytes touched on its host.
+  double missedBytes(uint32_t piece, const RankInfo& ri, const StepInfo& si, int k) {
+    if (ri.host < 0 || hostFirstTouchMisses[ri.host] <= 0) return 0;
+    double& touched = hostTouched[ri.host];
+    const double bytes = si.bytesPerPiece;
+    auto misses = [&](int warmer) {
+      if (warmer < 0) return hostFirstTouchMisses[ri.host];
+      const StepInfo& wi = ri.steps[warmer];
+      return topo.missFraction(touched - pieceTouched[wi.firstPiece + std::min(k, wi.pieces - 1)]);
+    };
+    double missed = 0;
+    const double srcMisses = si.readsSrc ? misses(si.srcWarmer) : 0;
+    missed += srcMisses * bytes;
+    if (si.dstIsSrc)
+      missed += srcMisses * bytes;  // written back
+    else if (si.writesDst)
+      missed += misses(si.dstWarmer) * 2 * bytes;
+    touched += bytes * (int(si.readsSrc) + int(si.writesDst && !si.dstIsSrc));
+    pieceTouched[piece] = touched;
+    return missed;
   }
 
   void release(uint32_t piece, double at) {
@@ -295,7 +397,9 @@ struct Walk {
     PathClass pc = st.kind == StepKind::Copy ? PathClass::Self : path(r, st.peer);
     const bool network = pc == PathClass::Network;
     const topo::LinkParams link = topo.link(pc);
-    const double work = engineWork(d, topo, ri, st, pc, bytes, si.chunksPerPiece);
+    const double missed = missedBytes(piece, ri, si, k);
+    const double work =
+        engineWork(d, topo, ri, st, pc, bytes, si.chunksPerPiece) + us(missed, topo.missGBs);
     const double done = start + work * ri.stretch;
     engineFree[r] = done;
     finish = std::max(finish, done);
@@ -311,6 +415,10 @@ struct Walk {
         release(di.firstPiece + std::min(k, di.pieces - 1), done);
       else if (k + 1 == si.pieces)
         release(di.firstPiece, done);
+    }
+    if (si.sentBy >= 0) {  // this receive frees a slot for the sender's piece `window` ahead
+      const StepInfo& sender = ranks[si.sender].steps[si.sentBy];
+      if (k + sender.window < sender.pieces) release(sender.firstPiece + k + sender.window, done);
     }
     if (st.kind == StepKind::Send && si.match >= 0) {
       double wire = done;
@@ -328,6 +436,8 @@ struct Walk {
   double run() {
     placeRanks();
     if (!layOut()) return std::numeric_limits<double>::infinity();
+    markHostsThatMiss();
+    pieceTouched.assign(waiting.size(), 0);
     engineFree.assign(n, 0);
     arriving.assign(n, {});
     runnable.assign(n, {});
@@ -341,10 +451,12 @@ struct Walk {
       if (t.at != turnAt[r]) continue;  // superseded by an earlier turn
       turnAt[r] = -1;
       while (!arriving[r].empty() && arriving[r].top().at <= t.at) {
-        runnable[r].push(arriving[r].top().piece);
+        const uint32_t piece = arriving[r].top().piece;
+        const uint64_t k = piece - ranks[r].steps[pieceStep[piece]].firstPiece;
+        runnable[r].push(k << 32 | piece);
         arriving[r].pop();
       }
-      const uint32_t piece = runnable[r].top();
+      const uint32_t piece = uint32_t(runnable[r].top());
       runnable[r].pop();
       execute(piece, t.at);
       scheduleTurn(r);

@@ -13,8 +13,17 @@
 //   NIC speed).
 // - A message arrives one link latency (alpha) after its send piece finished.
 // - More ranks than cores on a host stretch every engine's work and latency by ranks/cores.
-// Not modelled: the bounded number of slots per channel, cache effects, contention for memory
-// bandwidth between ranks of one host (calibration folds the average of it into the rates).
+// - Past the cache (Topology's memory line, once the buffers of a host's ranks outgrow it): the
+//   rates above hold for data in cache; every byte that misses adds 1 / missGBs of engine time.
+//   An operand a chunkwise dependency touched (a reduce of the segment the previous reduce just
+//   wrote, the send of a block just received) misses by Topology::missFraction of its reuse
+//   distance, the bytes the host's ranks touched in between; any other operand by missFraction
+//   of the host's buffers. A write that misses costs twice (read for ownership, write-back).
+//   The shared-memory slots are taken to stay in cache.
+// - A send runs at most windowChunks messages ahead of its receive (the slots of a channel).
+// Not modelled: contention for memory bandwidth
+// between ranks of one host beyond what calibration folds into missGBs (measured with all
+// calibrating ranks copying at once).
 #pragma once
 
 #include <cstdint>
@@ -28,8 +37,9 @@ namespace chorus {
 
 struct CostParams {
   size_t chunkBytes = 128 << 10;   // the transport's message size
+  int windowChunks = 8;            // messages in flight per channel (the shm slots per pair)
   uint64_t pieceBudget = 1 << 20;  // pieces walked at most, all ranks together
-  int maxPiecesPerStep = 16;
+  int maxPiecesPerStep = 64;
   // The selector walks candidates in increasing order of lowerBoundTime and skips one whose
   // bound already exceeds the best prediction (it could not have been picked); false walks all.
   bool skipLosers = true;

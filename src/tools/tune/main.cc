@@ -8,12 +8,17 @@
 //   overhead, so alpha = one-way 8-byte time - 2 overheads (then corrected by the model's own
 //   prediction for 8 bytes, which also charges the 16 bytes of copying).
 // - bandwidthGBs: the bandwidth at which the model, walked with the figures above, best
-//   reproduces the one-way times of 4, 16 and 64 MiB messages (least squares of relative error).
+//   reproduces the one-way times of 4 and 16 MiB messages (least squares of relative error).
 //   Searching through the model keeps its charges (per-chunk overhead, the pipeline's fill and
 //   drain) out of the estimate; the plain least-squares line of time against bytes is reported
 //   next to it.
-// - hostReduceGBs: CpuReducer on a float32 sum, in place, in chunk-sized pieces over 64 MiB (out
-//   of cache, as in real use), on rank 0 alone.
+// - hostReduceGBs: the rate at which the model, with the figures above, best reproduces a 2-rank
+//   allreduce forced to one_shot at 2 and 8 MiB: a send and a receive-reduce of the whole
+//   vector on each rank (tools/tune/receive_reduce.h). CpuReducer alone on local arrays (a
+//   float32 sum, in place, over 16 MiB, on rank 0) is reported beside it.
+// - cacheMiB, allMissMiB, missGBs (the memory line): every rank copies at once, over host
+//   working sets from 16 MiB to 1 GiB (256 MiB with --quick); where the time per byte rises is
+//   the cache's end, and by how much, the cost of a byte that misses it (tools/tune/memory.h).
 // Other ranks only take part in the barriers. Every wait is bounded by the library's deadlines.
 //
 //   chorus-run -n 2 -- chorus-tune [--out FILE] [--quick]
@@ -38,6 +43,9 @@
 #include "core/comm_impl.h"
 #include "reduce/reducer.h"
 #include "topo/topology.h"
+#include "tools/tune/golden.h"
+#include "tools/tune/memory.h"
+#include "tools/tune/receive_reduce.h"
 #include "tune/cost_model.h"
 
 using namespace chorus;
@@ -46,9 +54,14 @@ namespace {
 
 constexpr size_t kMiB = size_t(1) << 20;
 constexpr size_t kTiny = 8;
-constexpr size_t kReduceBytes = 64 * kMiB;
+// The rates the model takes for data in cache are measured on working sets well inside it (a
+// 16 MiB one-way touches 32 MiB; the cache of the VM this was written on ends near 128 MiB):
+// a measurement at the cache's edge reads whatever the neighbours left of it that minute (64 MiB
+// reduced in place here: 14.7 GB/s one day, 8.7 the next). The memory line prices the rest.
+constexpr size_t kReduceBytes = 16 * kMiB;
 const std::vector<size_t> kLargeSizes = {1 * kMiB, 4 * kMiB, 16 * kMiB, 64 * kMiB};
-constexpr size_t kFitFrom = 4 * kMiB;  // sizes below this validate the fit but are not in it
+// Sizes outside [kFitFrom, kFitTo] validate the fit but are not in it.
+constexpr size_t kFitFrom = 4 * kMiB, kFitTo = 16 * kMiB;
 
 const char* kUsage =
     "usage: chorus-run -n 2 -- chorus-tune [--out FILE] [--quick]\n"
@@ -67,14 +80,15 @@ struct Options {
 struct Effort {
   int tinyIters, burstIters, largeIters, reps;
   std::vector<int> bursts;  // K values
+  size_t memoryMaxBytes;    // the largest host working set the memory calibration copies
 };
 
 Effort effortFor(bool quick) {
   Effort e;
   if (quick) {
-    e = {300, 20, 1, 3, {1, 2, 4, 8, 16, 32, 48, 64}};
+    e = {300, 20, 1, 3, {1, 2, 4, 8, 16, 32, 48, 64}, 256 * kMiB};
   } else {
-    e = {5000, 200, 8, 9, {}};
+    e = {5000, 200, 8, 9, {}, 1024 * kMiB};
     for (int k = 1; k <= 64; ++k) e.bursts.push_back(k);
   }
   return e;
@@ -84,7 +98,9 @@ struct Measured {
   double oneWayTinyUs = 0;
   std::vector<std::pair<int, double>> burstRoundTripUs;   // K, round trip
   std::vector<std::pair<size_t, double>> oneWayLargeUs;   // bytes, one way
-  double reduceGBs = 0;
+  double localReduceGBs = 0;                               // the reducer on local arrays
+  std::vector<std::pair<size_t, double>> oneShotUs;       // bytes, 2-rank one_shot allreduce
+  tune::MemoryFit memory;
 };
 
 struct Line {
@@ -203,7 +219,7 @@ Status measureLinks(Communicator& c, const Effort& e, Measured* m) {
   return Status::Ok();
 }
 
-// GB/s of output: dst = dst + src over 64 MiB of float32 in chunk-sized pieces, the way the
+// GB/s of output: dst = dst + src over 16 MiB of float32 in chunk-sized pieces, the way the
 // executor reduces a received chunk into its buffer. The first pass only warms up. The fastest
 // pass counts, not the median: the model gives every rank its own engine, and a pass that lost
 // its core to another process measures the machine's load (a calibration under load 3 on this
@@ -225,6 +241,14 @@ double measureReduce(size_t chunkBytes, int reps) {
   return *std::max_element(samples.begin(), samples.end());
 }
 
+// How many of the job's ranks share rank 0's host (they all copy in the memory calibration).
+int ranksOnHostOfRank0(const topo::Topology& t, int size) {
+  if (t.ranks.empty()) return 1;
+  int n = 0;
+  for (int r = 0; r < size && r < int(t.ranks.size()); ++r) n += t.ranks[r].host == t.ranks[0].host;
+  return std::max(1, n);
+}
+
 // ---- deriving the estimates ----
 
 // The model's one-way time for a 2-rank send/recv of `bytes` (the schedules pointToPoint builds).
@@ -240,40 +264,26 @@ double predictOneWay(const topo::Topology& t, const CostParams& p, uint64_t byte
   return predictTime(d, s, t, p);
 }
 
-// Golden-section search over log(bandwidth) of the relative squared error of the model's
+// The bandwidth (searched over its log) that minimises the relative squared error of the model's
 // one-way times against the measured ones; `t` carries every other figure already.
 double fitBandwidth(topo::Topology t, topo::PathClass pc, const CostParams& p,
                     const std::vector<std::pair<size_t, double>>& measured) {
-  auto error = [&](double logGBs) {
-    t.links[pc].bandwidthGBs = std::exp(logGBs);
+  return tune::minimiseOverLog(0.01, 10000.0, [&](double gbs) {
+    t.links[pc].bandwidthGBs = gbs;
     double e = 0;
     for (auto [bytes, us] : measured) {
-      if (bytes < kFitFrom) continue;
+      if (bytes < kFitFrom || bytes > kFitTo) continue;
       const double rel = predictOneWay(t, p, bytes) / us - 1;
       e += rel * rel;
     }
     return e;
-  };
-  const double g = (std::sqrt(5.0) - 1) / 2;
-  double lo = std::log(0.01), hi = std::log(10000.0);
-  double a = hi - g * (hi - lo), b = lo + g * (hi - lo);
-  double ea = error(a), eb = error(b);
-  for (int i = 0; i < 100 && hi - lo > 1e-6; ++i) {
-    if (ea <= eb) {
-      hi = b, b = a, eb = ea;
-      a = hi - g * (hi - lo), ea = error(a);
-    } else {
-      lo = a, a = b, ea = eb;
-      b = lo + g * (hi - lo), eb = error(b);
-    }
-  }
-  return std::exp((lo + hi) / 2);
+  });
 }
 
 struct Derived {
   Line burst;  // round trip (us) against K (Theil-Sen)
   Line large;  // one-way (us) against bytes, sizes in the fit (least squares)
-  double overheadUs = 0, latencyUs = 0, bandwidthGBs = 0;
+  double overheadUs = 0, latencyUs = 0, bandwidthGBs = 0, reduceGBs = 0;
 };
 
 Derived derive(const Measured& m, const topo::Topology& base, topo::PathClass pc,
@@ -284,7 +294,7 @@ Derived derive(const Measured& m, const topo::Topology& base, topo::PathClass pc
   dv.burst = robustLine(x, y);
   x.clear(), y.clear();
   for (auto [bytes, us] : m.oneWayLargeUs)
-    if (bytes >= kFitFrom) x.push_back(double(bytes)), y.push_back(us);
+    if (bytes >= kFitFrom && bytes <= kFitTo) x.push_back(double(bytes)), y.push_back(us);
   dv.large = fitLine(x, y);
 
   if (dv.burst.slope < 0.01)
@@ -300,6 +310,8 @@ Derived derive(const Measured& m, const topo::Topology& base, topo::PathClass pc
   t.links[pc].bandwidthGBs = dv.bandwidthGBs;
   // The model's own charge for 8 bytes, so that it reproduces the tiny one-way time exactly.
   dv.latencyUs = std::max(0.1, alpha0 + m.oneWayTinyUs - predictOneWay(t, p, kTiny));
+  t.links[pc].latencyUs = dv.latencyUs;
+  dv.reduceGBs = tune::fitReduceRate(t, p, m.oneShotUs);
   return dv;
 }
 
@@ -350,11 +362,24 @@ std::vector<std::string> rawLines(const Measured& m, const Derived& dv) {
   }
   large.pop_back();
   l.push_back(large);
-  l.push_back("least-squares line over " + sizeText(kFitFrom) + "+: " +
+  l.push_back("least-squares line over " + sizeText(kFitFrom) + ".." + sizeText(kFitTo) + ": " +
               fmt("%.2f", dv.large.intercept) + " us + bytes / " +
               fmt("%.3f", dv.large.slope > 0 ? 1e-3 / dv.large.slope : 0) + " GB/s");
-  l.push_back("reducer float32 sum, " + sizeText(kReduceBytes) + " in place: " +
-              fmt("%.3f", m.reduceGBs) + " GB/s");
+  l.push_back("reducer float32 sum on local arrays, " + sizeText(kReduceBytes) + " in place: " +
+              fmt("%.3f", m.localReduceGBs) + " GB/s");
+  std::string oneShot = "2-rank allreduce forced to one_shot (float32 sum):";
+  for (auto [bytes, us] : m.oneShotUs)
+    oneShot.append(" ").append(sizeText(bytes)).append(" ").append(fmt("%.1f", us)).append(" us;");
+  oneShot.pop_back();
+  l.push_back(oneShot);
+  l.push_back("copy on every rank at once, per host working set: " + describeMemory(m.memory));
+  if (m.memory.knee)
+    l.push_back("misses begin past " + fmt("%.0f", m.memory.cacheMiB) + " MiB, all miss from " +
+                fmt("%.0f", m.memory.allMissMiB) + " MiB; a missed byte costs " +
+                fmt("%.4f", 1 / m.memory.missGBs) + " ns");
+  else
+    l.push_back("no rise in the time per byte up to the largest working set: the memory model "
+                "stays as it was");
   return l;
 }
 
@@ -402,24 +427,40 @@ void printFit(const Measured& m, const topo::Topology& before, const topo::Topol
     printf("  %-8s %12.2f %12.2f %7.1f%% %16.2f\n", sizeText(bytes).c_str(), us, pred,
            100 * (pred / us - 1), predictOneWay(before, p, bytes));
   }
+  printf("fit: 2-rank one_shot allreduce, measured vs the cost model\n");
+  for (auto [bytes, us] : m.oneShotUs) {
+    const double pred = tune::predictOneShot(after, p, bytes);
+    printf("  %-8s %12.2f %12.2f %7.1f%% %16.2f\n", sizeText(bytes).c_str(), us, pred,
+           100 * (pred / us - 1), tune::predictOneShot(before, p, bytes));
+  }
 }
 
-Status tune(Communicator& c, const Options& o) {
+Status calibrate(Communicator& c, const Options& o) {
   const Communicator::Impl& impl = *c.impl();
   const Effort e = effortFor(o.quick);
   const topo::PathClass pc = impl.topology.pathBetweenRanks(0, 1);
   CHORUS_RETURN_IF_ERROR(agreeOnOutput(c, o.out));
   Measured m;
   CHORUS_RETURN_IF_ERROR(measureLinks(c, e, &m));
-  if (c.rank() == 0) m.reduceGBs = measureReduce(impl.costParams.chunkBytes, e.reps);
+  CHORUS_RETURN_IF_ERROR(tune::measureOneShot(c, e.largeIters, e.reps, &m.oneShotUs));
+  if (c.rank() == 0) m.localReduceGBs = measureReduce(impl.costParams.chunkBytes, e.reps);
   CHORUS_RETURN_IF_ERROR(c.barrier());
+  CHORUS_RETURN_IF_ERROR(tune::measureMemory(c, ranksOnHostOfRank0(impl.topology, c.size()),
+                                             impl.costParams.chunkBytes, e.memoryMaxBytes,
+                                             std::min(e.reps, 5), &m.memory));
+  tune::fitMemory(&m.memory);
   if (c.rank() != 0) return Status::Ok();
 
   const Derived dv = derive(m, impl.topology, pc, impl.costParams);
   topo::Topology tuned = impl.topology;
   tuned.stepOverheadUs = dv.overheadUs;
   tuned.links[pc] = {dv.latencyUs, dv.bandwidthGBs};
-  tuned.hostReduceGBs = m.reduceGBs;
+  tuned.hostReduceGBs = dv.reduceGBs;
+  if (m.memory.knee) {
+    tuned.cacheMiB = m.memory.cacheMiB;
+    tuned.allMissMiB = m.memory.allMissMiB;
+    tuned.missGBs = m.memory.missGBs;
+  }
 
   const std::string run = describeRun(c, pc, o.quick);
   const std::vector<std::string> raw = rawLines(m, dv);
@@ -435,7 +476,13 @@ Status tune(Communicator& c, const Options& o) {
   printf("  link %s latency_us=%.3f bandwidth_gbs=%.3f   (was %.3g us, %.3g GB/s)\n",
          topo::pathClassName(pc), dv.latencyUs, dv.bandwidthGBs, impl.topology.link(pc).latencyUs,
          impl.topology.link(pc).bandwidthGBs);
-  printf("  reduce host_gbs=%.3f   (was %.3g)\n", m.reduceGBs, impl.topology.hostReduceGBs);
+  printf("  reduce host_gbs=%.3f   (was %.3g; one_shot fit; on local arrays %.3f)\n",
+         dv.reduceGBs, impl.topology.hostReduceGBs, m.localReduceGBs);
+  if (m.memory.knee)
+    printf("  memory cache_mib=%.0f all_miss_mib=%.0f miss_gbs=%.3f   (was %.3g, %.3g MiB, "
+           "%.3g GB/s; 0: not modelled)\n",
+           tuned.cacheMiB, tuned.allMissMiB, tuned.missGBs, impl.topology.cacheMiB,
+           impl.topology.allMissMiB, impl.topology.missGBs);
   if (const char* t = getenv("CHORUS_TRANSPORT"); t && strcmp(t, "tcp") == 0 && pc != topo::PathClass::Network)
     printf("note: CHORUS_TRANSPORT=tcp measured TCP, but these figures are filed under %s\n",
            topo::pathClassName(pc));
@@ -490,7 +537,7 @@ int main(int argc, char** argv) {
     fprintf(stderr, "chorus-tune: only %d rank; %s\n", comm->size(), launch);
     return 1;
   }
-  st = tune(*comm, o);
+  st = calibrate(*comm, o);
   if (!st.ok()) {
     fprintf(stderr, "chorus-tune (rank %d): %s\n", comm->rank(), st.toString().c_str());
     return 1;
