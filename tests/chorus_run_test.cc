@@ -304,8 +304,9 @@ Result LaunchPrintingCpus(const std::vector<std::string>& options, int np) {
   return Launch(args);
 }
 
-// Like mpirun, chorus-run binds rank i to the i-th CPU it may use when there are enough, and
-// leaves ranks unbound when asked to or when there are more ranks than CPUs.
+// Like mpirun, chorus-run binds rank i to the i-th CPU it may use when there are enough, deals
+// ranks out round-robin when they are a multiple of the CPUs, and leaves them unbound when asked
+// to or when they do not divide evenly.
 TEST(ChorusRun, BindsEachRankToACoreOfItsOwn) {
   const std::vector<int> cpus = AllowedCpus();
   ASSERT_FALSE(cpus.empty());
@@ -322,11 +323,20 @@ TEST(ChorusRun, BindsEachRankToACoreOfItsOwn) {
   for (const std::string& line : SortedLines(none.out))
     EXPECT_EQ(line.substr(line.find(' ') + 1), CpuList(cpus)) << line;
 
-  const int crowd = int(cpus.size()) + 1;
-  Result crowded = LaunchPrintingCpus({}, crowd);
-  ASSERT_EQ(crowded.code, 0) << crowded.err;
-  for (const std::string& line : SortedLines(crowded.out))
-    EXPECT_EQ(line.substr(line.find(' ') + 1), CpuList(cpus)) << line;
+  const int twice = 2 * int(cpus.size());
+  Result dealt = LaunchPrintingCpus({}, twice);
+  ASSERT_EQ(dealt.code, 0) << dealt.err;
+  for (const std::string& line : SortedLines(dealt.out)) {
+    const int rank = std::stoi(line.substr(1));
+    EXPECT_EQ(line.substr(line.find(' ') + 1), std::to_string(cpus[rank % cpus.size()])) << line;
+  }
+
+  if (cpus.size() >= 2) {  // N + 1 ranks do not divide evenly: unbound
+    Result crowded = LaunchPrintingCpus({}, int(cpus.size()) + 1);
+    ASSERT_EQ(crowded.code, 0) << crowded.err;
+    for (const std::string& line : SortedLines(crowded.out))
+      EXPECT_EQ(line.substr(line.find(' ') + 1), CpuList(cpus)) << line;
+  }
 }
 
 TEST(ChorusRun, RejectsBadUsage) {

@@ -43,7 +43,7 @@
 #include "core/comm_impl.h"
 #include "reduce/reducer.h"
 #include "topo/topology.h"
-#include "tools/tune/golden.h"
+#include "tools/tune/fit.h"
 #include "tools/tune/memory.h"
 #include "tools/tune/receive_reduce.h"
 #include "tune/cost_model.h"
@@ -120,12 +120,6 @@ Line fitLine(const std::vector<double>& x, const std::vector<double>& y) {
   return l;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
 // Theil-Sen: the median of the slopes between all pairs of points, and the median intercept
 // under it; a few points spoilt by load from elsewhere do not move it.
 Line robustLine(const std::vector<double>& x, const std::vector<double>& y) {
@@ -135,9 +129,9 @@ Line robustLine(const std::vector<double>& x, const std::vector<double>& y) {
       if (x[j] != x[i]) slopes.push_back((y[j] - y[i]) / (x[j] - x[i]));
   Line l;
   if (slopes.empty()) return fitLine(x, y);
-  l.slope = median(slopes);
+  l.slope = tune::median(slopes);
   for (size_t i = 0; i < x.size(); ++i) intercepts.push_back(y[i] - l.slope * x[i]);
-  l.intercept = median(intercepts);
+  l.intercept = tune::median(intercepts);
   return l;
 }
 
@@ -208,9 +202,9 @@ Status measureLinks(Communicator& c, const Effort& e, Measured* m) {
       samples[i].push_back(us);
     }
   }
-  m->oneWayTinyUs = median(samples[0]) / 2;
+  m->oneWayTinyUs = tune::median(samples[0]) / 2;
   for (size_t i = 1; i < rounds.size(); ++i) {
-    const double rt = median(samples[i]);
+    const double rt = tune::median(samples[i]);
     if (rounds[i].grouped)
       m->burstRoundTripUs.push_back({rounds[i].burst, rt});
     else

@@ -6,18 +6,12 @@
 #include "algorithms/registry.h"
 #include "common/clock.h"
 #include "core/comm_impl.h"
-#include "tools/tune/golden.h"
+#include "tools/tune/fit.h"
 
 namespace chorus::tune {
 
 namespace {
 constexpr size_t kMiB = size_t(1) << 20;
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 }  // namespace
 
 const std::vector<size_t>& receiveReduceSizes() {

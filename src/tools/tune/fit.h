@@ -1,10 +1,19 @@
-// Golden-section search: chorus-tune fits a rate by walking the cost model at candidate values
-// until its predictions best match what was measured.
+// The numerics chorus-tune's fits share: the median of repeated samples, and a golden-section
+// search (a rate is fitted by walking the cost model at candidate values until its predictions
+// best match what was measured).
 #pragma once
 
+#include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace chorus::tune {
+
+inline double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
 
 // The x in [lo, hi] that minimises error(exp(x)), for an error with one minimum there: rates
 // are searched over their logarithm, so 0.01 and 10000 GB/s are equally reachable.
