@@ -311,11 +311,11 @@ Status Executor::run(const Plan& plan, const OpDesc& desc, uint32_t opSeq, RedOp
     }
     if (env_.failed->load(std::memory_order_relaxed)) return env_.failure();
     // Idle: spin a while (peers are usually just behind), then sleep on the doorbell. The spin
-    // yields rather than pauses: a run of PAUSE in a VM is what the hypervisor's pause-loop
-    // exiting takes for a stalled vCPU, and it gives the core away; on a 2-core VM that sent
-    // whole rounds of an 8-byte allreduce to ~30 us a call against 0.4 (perf/README.md). A
-    // yield with nothing else to run returns at once; with another rank on the core, it lets
-    // it run.
+    // yields rather than pauses: with PAUSE, whole rounds of an 8-byte allreduce on a 2-core VM
+    // ran at ~30 us a call against 0.4, the ranks sleeping and waking each other late
+    // (perf/README.md). Most likely the hypervisor's pause-loop exiting, which takes a vCPU
+    // running PAUSE in a loop for one waiting on a lock and hands its time away. A yield with
+    // nothing else to run returns at once; with another rank on the core, it lets it run.
     if (idle == 0) idleSince = nowNs();
     if ((idle & 63) != 63) {
       sched_yield();
