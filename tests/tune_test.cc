@@ -124,6 +124,29 @@ TEST(TuneTool, QuickRunWritesATuningFileACommunicatorLoads) {
   unlink(file.c_str());
 }
 
+// Over TCP a one_shot allreduce times the network stack, not the receive-reduce: the reduce line
+// then carries the reducer on local arrays, and the file says why.
+TEST(TuneTool, OverTcpTheReducerRateIsTheLocalOne) {
+  const std::string file = tempPath();
+  const Result r = run("env CHORUS_TRANSPORT=tcp " + binDir() +
+                       "/chorus-run -n 2 --no-tag-output -- " + binDir() +
+                       "/chorus-tune --quick --out " + file);
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::ifstream f(file);
+  std::stringstream text;
+  text << f.rdbuf();
+  EXPECT_NE(text.str().find("one_shot (float32 sum): not run (ranks 0-1 do not share memory"),
+            std::string::npos)
+      << text.str();
+  const size_t at = text.str().find("on local arrays, 16 MiB in place: ");
+  ASSERT_NE(at, std::string::npos) << text.str();
+  const double local = std::stod(text.str().substr(at + 34));
+  Topology t;
+  ASSERT_TRUE(topo::loadEstimatesFile(file, &t).ok()) << text.str();
+  EXPECT_NEAR(t.hostReduceGBs, local, 0.001) << text.str();
+  unlink(file.c_str());
+}
+
 // The memory fit, on the curve this VM measured: flat to 64 MiB, rising to 256 MiB, flat after.
 TEST(MemoryFit, FindsWhereMissesBeginAndWhatTheyCost) {
   const size_t mib = size_t(1) << 20;

@@ -171,9 +171,10 @@ struct Walk {
   template <class T>
   using MinHeap = std::priority_queue<T, std::vector<T>, std::greater<T>>;
   std::vector<MinHeap<Arriving>> arriving;  // predecessors done, by when it may start
-  // Ready by the time the engine is free, keyed (piece's position in its step) << 32 | piece: the executor's poll moves every
-  // step along a chunk per pass, so the k-th piece of each step goes before the (k+1)-th of any
-  // (a chain of reduces stays a piece apart; sends to several peers take turns).
+  // Ready by the time the engine is free, keyed (piece's position in its step) << 32 | piece:
+  // the executor's poll moves every step along a chunk per pass, so the k-th piece of each step
+  // goes before the (k+1)-th of any (a chain of reduces stays a piece apart; sends to several
+  // peers take turns).
   std::vector<MinHeap<uint64_t>> runnable;
   struct Turn {
     double at;
@@ -305,7 +306,8 @@ struct Walk {
       const Step& ds = steps[dep];
       const StepInfo& di = laid[dep];
       auto touched = [&](BufRef r) {
-        return (di.readsSrc && sameMemory(d, ds.src, r)) || (di.writesDst && sameMemory(d, ds.dst, r));
+        return (di.readsSrc && sameMemory(d, ds.src, r)) ||
+               (di.writesDst && sameMemory(d, ds.dst, r));
       };
       if (si->readsSrc && si->srcWarmer < 0 && touched(st.src)) si->srcWarmer = dep;
       if (si->writesDst && si->dstWarmer < 0 && touched(st.dst)) si->dstWarmer = dep;

@@ -15,7 +15,8 @@
 // - hostReduceGBs: the rate at which the model, with the figures above, best reproduces a 2-rank
 //   allreduce forced to one_shot at 2 and 8 MiB: a send and a receive-reduce of the whole
 //   vector on each rank (tools/tune/receive_reduce.h). CpuReducer alone on local arrays (a
-//   float32 sum, in place, over 16 MiB, on rank 0) is reported beside it.
+//   float32 sum, in place, over 16 MiB, on rank 0) is reported beside it, and is the figure
+//   when ranks 0 and 1 do not share memory (across hosts, or CHORUS_TRANSPORT=tcp).
 // - cacheMiB, allMissMiB, missGBs (the memory line): every rank copies at once, over host
 //   working sets from 16 MiB to 1 GiB (256 MiB with --quick); where the time per byte rises is
 //   the cache's end, and by how much, the cost of a byte that misses it (tools/tune/memory.h).
@@ -235,6 +236,14 @@ double measureReduce(size_t chunkBytes, int reps) {
   return *std::max_element(samples.begin(), samples.end());
 }
 
+// Whether ranks 0 and 1 talk through shared memory: only then is a one_shot allreduce between
+// them a measure of the receive-reduce (over TCP it measures the TCP stack, and a tuning file's
+// reduce line is the host's, not the network's).
+bool overSharedMemory(topo::PathClass pc) {
+  const char* t = getenv("CHORUS_TRANSPORT");
+  return pc != topo::PathClass::Network && !(t && strcmp(t, "tcp") == 0);
+}
+
 // How many of the job's ranks share rank 0's host (they all copy in the memory calibration).
 int ranksOnHostOfRank0(const topo::Topology& t, int size) {
   if (t.ranks.empty()) return 1;
@@ -305,7 +314,7 @@ Derived derive(const Measured& m, const topo::Topology& base, topo::PathClass pc
   // The model's own charge for 8 bytes, so that it reproduces the tiny one-way time exactly.
   dv.latencyUs = std::max(0.1, alpha0 + m.oneWayTinyUs - predictOneWay(t, p, kTiny));
   t.links[pc].latencyUs = dv.latencyUs;
-  dv.reduceGBs = tune::fitReduceRate(t, p, m.oneShotUs);
+  dv.reduceGBs = m.oneShotUs.empty() ? m.localReduceGBs : tune::fitReduceRate(t, p, m.oneShotUs);
   return dv;
 }
 
@@ -364,7 +373,10 @@ std::vector<std::string> rawLines(const Measured& m, const Derived& dv) {
   std::string oneShot = "2-rank allreduce forced to one_shot (float32 sum):";
   for (auto [bytes, us] : m.oneShotUs)
     oneShot.append(" ").append(sizeText(bytes)).append(" ").append(fmt("%.1f", us)).append(" us;");
-  oneShot.pop_back();
+  if (m.oneShotUs.empty())
+    oneShot += " not run (ranks 0-1 do not share memory; the reducer on local arrays counts)";
+  else
+    oneShot.pop_back();
   l.push_back(oneShot);
   l.push_back("copy on every rank at once, per host working set: " + describeMemory(m.memory));
   if (m.memory.knee)
@@ -421,7 +433,7 @@ void printFit(const Measured& m, const topo::Topology& before, const topo::Topol
     printf("  %-8s %12.2f %12.2f %7.1f%% %16.2f\n", sizeText(bytes).c_str(), us, pred,
            100 * (pred / us - 1), predictOneWay(before, p, bytes));
   }
-  printf("fit: 2-rank one_shot allreduce, measured vs the cost model\n");
+  if (!m.oneShotUs.empty()) printf("fit: 2-rank one_shot allreduce, measured vs the cost model\n");
   for (auto [bytes, us] : m.oneShotUs) {
     const double pred = tune::predictOneShot(after, p, bytes);
     printf("  %-8s %12.2f %12.2f %7.1f%% %16.2f\n", sizeText(bytes).c_str(), us, pred,
@@ -436,7 +448,8 @@ Status calibrate(Communicator& c, const Options& o) {
   CHORUS_RETURN_IF_ERROR(agreeOnOutput(c, o.out));
   Measured m;
   CHORUS_RETURN_IF_ERROR(measureLinks(c, e, &m));
-  CHORUS_RETURN_IF_ERROR(tune::measureOneShot(c, e.largeIters, e.reps, &m.oneShotUs));
+  if (overSharedMemory(pc))  // the same on every rank: the topology and the transport agree
+    CHORUS_RETURN_IF_ERROR(tune::measureOneShot(c, e.largeIters, e.reps, &m.oneShotUs));
   if (c.rank() == 0) m.localReduceGBs = measureReduce(impl.costParams.chunkBytes, e.reps);
   CHORUS_RETURN_IF_ERROR(c.barrier());
   CHORUS_RETURN_IF_ERROR(tune::measureMemory(c, ranksOnHostOfRank0(impl.topology, c.size()),
@@ -470,14 +483,18 @@ Status calibrate(Communicator& c, const Options& o) {
   printf("  link %s latency_us=%.3f bandwidth_gbs=%.3f   (was %.3g us, %.3g GB/s)\n",
          topo::pathClassName(pc), dv.latencyUs, dv.bandwidthGBs, impl.topology.link(pc).latencyUs,
          impl.topology.link(pc).bandwidthGBs);
-  printf("  reduce host_gbs=%.3f   (was %.3g; one_shot fit; on local arrays %.3f)\n",
-         dv.reduceGBs, impl.topology.hostReduceGBs, m.localReduceGBs);
+  if (m.oneShotUs.empty())
+    printf("  reduce host_gbs=%.3f   (was %.3g; the reducer on local arrays)\n", dv.reduceGBs,
+           impl.topology.hostReduceGBs);
+  else
+    printf("  reduce host_gbs=%.3f   (was %.3g; one_shot fit; on local arrays %.3f)\n",
+           dv.reduceGBs, impl.topology.hostReduceGBs, m.localReduceGBs);
   if (m.memory.knee)
     printf("  memory cache_mib=%.0f all_miss_mib=%.0f miss_gbs=%.3f   (was %.3g, %.3g MiB, "
            "%.3g GB/s; 0: not modelled)\n",
            tuned.cacheMiB, tuned.allMissMiB, tuned.missGBs, impl.topology.cacheMiB,
            impl.topology.allMissMiB, impl.topology.missGBs);
-  if (const char* t = getenv("CHORUS_TRANSPORT"); t && strcmp(t, "tcp") == 0 && pc != topo::PathClass::Network)
+  if (pc != topo::PathClass::Network && !overSharedMemory(pc))
     printf("note: CHORUS_TRANSPORT=tcp measured TCP, but these figures are filed under %s\n",
            topo::pathClassName(pc));
   // Ranks that share a core spin out their turn before they sleep: a tiny one-way time near
