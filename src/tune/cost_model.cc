@@ -325,8 +325,9 @@ struct Walk {
     for (int r = 0; r < n; ++r) {
       if (ranks[r].host < 0) continue;
       std::map<BufferId, uint64_t> extent;  // per buffer: the end of what the rank touches
-      for (const Step& st : sched[r].steps) {
-        const StepInfo& si = ranks[r].steps[&st - sched[r].steps.data()];
+      for (size_t i = 0; i < sched[r].steps.size(); ++i) {
+        const Step& st = sched[r].steps[i];
+        const StepInfo& si = ranks[r].steps[i];
         if (si.readsSrc) {
           uint64_t& e = extent[canonical(d, st.src.buf)];
           e = std::max(e, st.src.offset + st.count);
