@@ -55,15 +55,17 @@ inline uint64_t segmentLen(uint64_t n, int parts, int k) {
   return segmentStart(n, parts, k + 1) - segmentStart(n, parts, k);
 }
 
-inline int mod(int a, int m) { return ((a % m) + m) % m; }
+inline int mod(int a, int m) {
+  return ((a % m) + m) % m;
+}
 
 // Folding a non-power-of-two rank count onto the largest power of two p2 <= size: the first
 // 2*rem ranks pair up (even r with r+1); the even one hands its data to the odd one and sits
 // out, the odd one stands for both. Ranks from 2*rem on keep going alone.
 struct Fold {
   int p2 = 1, rem = 0;
-  int virt = -1;      // my rank among the p2, or -1 if I sit out
-  int partner = -1;   // my pair partner, or -1
+  int virt = -1;     // my rank among the p2, or -1 if I sit out
+  int partner = -1;  // my pair partner, or -1
   int real(int v) const { return v < rem ? 2 * v + 1 : v + rem; }
   static Fold of(int rank, int size);
 };

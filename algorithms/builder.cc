@@ -39,10 +39,14 @@ int Builder::add(StepKind k, int peer, BufRef src, BufRef dst, uint64_t n, Deps 
   if (deps.size() > 2) deps = {deps[0], join(Deps(deps.begin() + 1, deps.end()))};
   int d0 = deps.size() > 0 ? deps[0] : -1, d1 = deps.size() > 1 ? deps[1] : -1;
   switch (k) {
-    case StepKind::Send: return s_.send(peer, src, n, d0, d1);
-    case StepKind::Recv: return s_.recv(peer, dst, n, d0, d1);
-    case StepKind::RecvReduce: return s_.recvReduce(peer, src, dst, n, d0, d1);
-    case StepKind::Copy: return s_.copy(src, dst, n, d0, d1);
+    case StepKind::Send:
+      return s_.send(peer, src, n, d0, d1);
+    case StepKind::Recv:
+      return s_.recv(peer, dst, n, d0, d1);
+    case StepKind::RecvReduce:
+      return s_.recvReduce(peer, src, dst, n, d0, d1);
+    case StepKind::Copy:
+      return s_.copy(src, dst, n, d0, d1);
   }
   return -1;
 }

@@ -39,6 +39,8 @@ class Builder {
 };
 
 // BufRef arithmetic: the same buffer, `k` elements further.
-inline BufRef operator+(BufRef r, uint64_t k) { return {r.buf, r.offset + k}; }
+inline BufRef operator+(BufRef r, uint64_t k) {
+  return {r.buf, r.offset + k};
+}
 
 }  // namespace chorus

@@ -60,8 +60,9 @@ Schedule scatterAllGatherBroadcast(const OpDesc& d, int rank, int size) {
   }
   // The line: at step t member v passes segment v - t on and receives segment v - t - 1.
   for (int t = 0; t + 1 < size; ++t) {
-    if (v + 1 < size) b.send(real(v + 1), (v == 0 ? input() : output()) + off(v - t), len(v - t),
-                             {v == 0 ? -1 : have});
+    if (v + 1 < size)
+      b.send(real(v + 1), (v == 0 ? input() : output()) + off(v - t), len(v - t),
+             {v == 0 ? -1 : have});
     if (v > 0) have = b.recv(real(v - 1), output(off(v - t - 1)), len(v - t - 1));
   }
   return b.take();

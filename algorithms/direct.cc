@@ -11,10 +11,10 @@
 // two_shot allreduce: rank r reduces segment r from all peers (direct reduce-scatter), then
 //   sends it to all (direct allgather). Two message times, 2 (P-1)/P n elements per rank.
 // direct reduce_scatter / allgather: the two halves, on blocks of the caller's count.
+#include <functional>
+
 #include "algorithms/algorithms.h"
 #include "algorithms/builder.h"
-
-#include <functional>
 
 namespace chorus {
 
@@ -78,8 +78,7 @@ Schedule directTwoShotAllReduce(const OpDesc& d, int rank, int size) {
   auto len = [&](int k) { return segmentLen(n, size, k); };
   std::vector<int> sendOf;
   const int mine = directReducePart(b, rank, size, output(off(rank)), off, len, &sendOf);
-  for (int k = 1; k < size; ++k)
-    b.send(mod(rank + k, size), output(off(rank)), len(rank), {mine});
+  for (int k = 1; k < size; ++k) b.send(mod(rank + k, size), output(off(rank)), len(rank), {mine});
   for (int k = 1; k < size; ++k) {
     int q = mod(rank - k, size);
     b.recv(q, output(off(q)), len(q), {sendOf[q]});  // in place, block q was sent from here
@@ -91,8 +90,9 @@ Schedule directReduceScatter(const OpDesc& d, int rank, int size) {
   Builder b("direct", d, rank);
   const uint64_t m = d.count;
   std::vector<int> sendOf;
-  directReducePart(b, rank, size, output(), [&](int k) { return uint64_t(k) * m; },
-                   [&](int) { return m; }, &sendOf);
+  directReducePart(
+      b, rank, size, output(), [&](int k) { return uint64_t(k) * m; }, [&](int) { return m; },
+      &sendOf);
   return b.take();
 }
 

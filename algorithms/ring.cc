@@ -19,7 +19,9 @@ Group Group::all(int size, int rank) {
 }
 
 namespace {
-uint64_t segOff(uint64_t n, const Group& g, int seg) { return segmentStart(n, g.size(), mod(seg, g.size())); }
+uint64_t segOff(uint64_t n, const Group& g, int seg) {
+  return segmentStart(n, g.size(), mod(seg, g.size()));
+}
 uint64_t segLen(uint64_t n, const Group& g, int seg) {
   int k = mod(seg, g.size());
   return segmentStart(n, g.size(), k + 1) - segmentStart(n, g.size(), k);

@@ -20,8 +20,8 @@ struct Group {
 };
 
 struct RingPhase {
-  int done = -1;             // the step that finished my segment
-  std::vector<int> sendOf;   // per segment: the step that last read it (for later writers)
+  int done = -1;            // the step that finished my segment
+  std::vector<int> sendOf;  // per segment: the step that last read it (for later writers)
 };
 
 // Contributions come from `src` (the input, or `dst` itself); partial sums go to `dst`. Every

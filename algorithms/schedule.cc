@@ -19,9 +19,12 @@ int add(Schedule* s, StepKind kind, int peer, BufRef src, BufRef dst, uint64_t c
 
 const char* bufName(BufferId b) {
   switch (b) {
-    case BufferId::Input: return "in";
-    case BufferId::Output: return "out";
-    case BufferId::Scratch: return "tmp";
+    case BufferId::Input:
+      return "in";
+    case BufferId::Output:
+      return "out";
+    case BufferId::Scratch:
+      return "tmp";
   }
   return "user";
 }

@@ -55,15 +55,22 @@ struct Schedule {
 
   int send(int peer, BufRef src, uint64_t count, int dep0 = -1, int dep1 = -1);
   int recv(int peer, BufRef dst, uint64_t count, int dep0 = -1, int dep1 = -1);
-  int recvReduce(int peer, BufRef local, BufRef dst, uint64_t count, int dep0 = -1,
-                 int dep1 = -1);
+  int recvReduce(int peer, BufRef local, BufRef dst, uint64_t count, int dep0 = -1, int dep1 = -1);
   int copy(BufRef src, BufRef dst, uint64_t count, int dep0 = -1, int dep1 = -1);
   std::string toString() const;  // one line per step, for traces and test failures
 };
 
-inline BufRef input(uint64_t off = 0) { return {BufferId::Input, off}; }
-inline BufRef output(uint64_t off = 0) { return {BufferId::Output, off}; }
-inline BufRef scratch(uint64_t off = 0) { return {BufferId::Scratch, off}; }
-inline BufRef userBuffer(int k, uint64_t off = 0) { return {BufferId(kFirstUserBuffer + k), off}; }
+inline BufRef input(uint64_t off = 0) {
+  return {BufferId::Input, off};
+}
+inline BufRef output(uint64_t off = 0) {
+  return {BufferId::Output, off};
+}
+inline BufRef scratch(uint64_t off = 0) {
+  return {BufferId::Scratch, off};
+}
+inline BufRef userBuffer(int k, uint64_t off = 0) {
+  return {BufferId(kFirstUserBuffer + k), off};
+}
 
 }  // namespace chorus

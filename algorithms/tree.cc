@@ -77,7 +77,7 @@ namespace chorus {
 
 namespace {
 struct Subtree {
-  int v = 0, size = 0;                   // relative rank, ranks in its subtree
+  int v = 0, size = 0;                    // relative rank, ranks in its subtree
   std::vector<std::pair<int, int>> kids;  // (relative child, its subtree size), largest first
 };
 

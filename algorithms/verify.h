@@ -32,8 +32,8 @@ struct VerifyOptions {
 };
 
 struct VerifyReport {
-  uint64_t messages = 0;   // chunks sent, all ranks
-  uint64_t elements = 0;   // elements sent, all ranks
+  uint64_t messages = 0;  // chunks sent, all ranks
+  uint64_t elements = 0;  // elements sent, all ranks
   bool hazardsChecked = false;
 };
 

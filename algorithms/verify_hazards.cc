@@ -9,7 +9,9 @@
 namespace chorus::verify {
 
 namespace {
-std::string at(int i) { return "step " + std::to_string(i) + ": "; }
+std::string at(int i) {
+  return "step " + std::to_string(i) + ": ";
+}
 
 bool overlapsNotSame(int s1, uint64_t a, int s2, uint64_t b, uint64_t n) {
   return s1 == s2 && a != b && a < b + n && b < a + n;
@@ -20,7 +22,8 @@ std::string checkStatic(const Schedule& s, const RankMem& m, int rank, int size)
   for (int i = 0; i < int(s.steps.size()); ++i) {
     const Step& st = s.steps[i];
     for (int d : st.deps)
-      if (d < -1 || d >= i) return at(i) + "depends on step " + std::to_string(d) + ", not an earlier one";
+      if (d < -1 || d >= i)
+        return at(i) + "depends on step " + std::to_string(d) + ", not an earlier one";
     if (st.count == 0) continue;
     if (st.kind != StepKind::Copy && (st.peer < 0 || st.peer >= size || st.peer == rank))
       return at(i) + "peer " + std::to_string(st.peer) + " is not another rank";
@@ -164,7 +167,8 @@ class HazardProof {
       if (next > 0 && !before(acc[w[next - 1]].event, e)) return conflict(acc[w[next - 1]], acc[i]);
       size_t after = next;
       while (after < w.size() && acc[w[after]].event == e) ++after;
-      if (after < w.size() && !before(e, acc[w[after]].event)) return conflict(acc[w[after]], acc[i]);
+      if (after < w.size() && !before(e, acc[w[after]].event))
+        return conflict(acc[w[after]], acc[i]);
     }
     return "";
   }

@@ -19,7 +19,9 @@ struct Sym {
   bool operator==(const Sym&) const = default;
 };
 Sym inputSym(int rank, uint64_t index);
-inline Sym combine(Sym a, Sym b) { return {a.h + b.h, a.n + b.n, a.def && b.def}; }
+inline Sym combine(Sym a, Sym b) {
+  return {a.h + b.h, a.n + b.n, a.def && b.def};
+}
 
 // Memory of one rank: spaces 0 (input), 1 (output), 2 (scratch). In place, the input region
 // lives inside the output space (or the output inside the input's, for reduce_scatter).
@@ -47,7 +49,7 @@ bool selfCopy(const RankMem& m, const Step& s);
 class Expected {
  public:
   Expected(const OpDesc& d, int size);
-  bool wants(int rank) const;     // does this rank's output carry a result?
+  bool wants(int rank) const;  // does this rank's output carry a result?
   uint64_t outputElems() const;
   Sym at(int rank, uint64_t i) const;
 
@@ -67,5 +69,7 @@ std::string checkStatic(const Schedule& s, const RankMem& m, int rank, int size)
 // The hazard proof for one rank (see verify.h); *checked is false when it was too large.
 std::string checkHazards(const Schedule& s, const RankMem& m, uint64_t chunkElems,
                          uint64_t maxEvents, bool* checked);
-inline uint64_t chunksOf(uint64_t count, uint64_t chunk) { return (count + chunk - 1) / chunk; }
+inline uint64_t chunksOf(uint64_t count, uint64_t chunk) {
+  return (count + chunk - 1) / chunk;
+}
 }  // namespace chorus::verify

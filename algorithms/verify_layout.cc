@@ -20,15 +20,24 @@ Sizes sizesFor(const OpDesc& d, int P, int rank) {
   const uint64_t n = d.count, nP = n * uint64_t(P);
   const bool root = rank == d.root;
   switch (d.coll) {
-    case Collective::AllReduce: return {n, n};
-    case Collective::ReduceScatter: return {nP, n};
-    case Collective::AllGather: return {n, nP};
-    case Collective::Broadcast: return {n, n, root, true};
-    case Collective::Reduce: return {n, n, true, root};
-    case Collective::AllToAll: return {nP, nP};
-    case Collective::Gather: return {n, nP, true, root};
-    case Collective::Scatter: return {nP, n, root, true};
-    default: return {0, 0, false, false};
+    case Collective::AllReduce:
+      return {n, n};
+    case Collective::ReduceScatter:
+      return {nP, n};
+    case Collective::AllGather:
+      return {n, nP};
+    case Collective::Broadcast:
+      return {n, n, root, true};
+    case Collective::Reduce:
+      return {n, n, true, root};
+    case Collective::AllToAll:
+      return {nP, nP};
+    case Collective::Gather:
+      return {n, nP, true, root};
+    case Collective::Scatter:
+      return {nP, n, root, true};
+    default:
+      return {0, 0, false, false};
   }
 }
 }  // namespace
@@ -46,8 +55,8 @@ RankMem layoutFor(const OpDesc& d, int size, int rank, uint64_t scratchElems) {
   out = {1, 0, s.outValid ? s.out : 0, s.outValid, s.outValid};
   m.regions[int(BufferId::Scratch)] = {2, 0, scratchElems, true, true};
   // In place (alltoall is staged by the communicator, gather/scatter never are).
-  const bool alias = d.inPlace && d.coll != Collective::AllToAll &&
-                     d.coll != Collective::Gather && d.coll != Collective::Scatter;
+  const bool alias = d.inPlace && d.coll != Collective::AllToAll && d.coll != Collective::Gather &&
+                     d.coll != Collective::Scatter;
   if (alias && d.coll == Collective::ReduceScatter) {
     out.space = 0;
     out.base = uint64_t(rank) * d.count;
@@ -101,11 +110,14 @@ Expected::Expected(const OpDesc& d, int size) : d_(d), size_(size) {}
 bool Expected::wants(int rank) const {
   switch (d_.coll) {
     case Collective::Reduce:
-    case Collective::Gather: return rank == d_.root;
+    case Collective::Gather:
+      return rank == d_.root;
     case Collective::Barrier:
     case Collective::Send:
-    case Collective::Recv: return false;
-    default: return true;
+    case Collective::Recv:
+      return false;
+    default:
+      return true;
   }
 }
 
@@ -113,8 +125,10 @@ uint64_t Expected::outputElems() const {
   switch (d_.coll) {
     case Collective::AllGather:
     case Collective::AllToAll:
-    case Collective::Gather: return d_.count * uint64_t(size_);
-    default: return d_.count;
+    case Collective::Gather:
+      return d_.count * uint64_t(size_);
+    default:
+      return d_.count;
   }
 }
 
@@ -136,14 +150,21 @@ Sym Expected::at(int rank, uint64_t i) const {
   const uint64_t n = d_.count;
   switch (d_.coll) {
     case Collective::AllReduce:
-    case Collective::Reduce: return sumOver(i);
-    case Collective::ReduceScatter: return sumOver(uint64_t(rank) * n + i);
+    case Collective::Reduce:
+      return sumOver(i);
+    case Collective::ReduceScatter:
+      return sumOver(uint64_t(rank) * n + i);
     case Collective::AllGather:
-    case Collective::Gather: return inputSym(int(i / n), i % n);
-    case Collective::Broadcast: return inputSym(d_.root, i);
-    case Collective::AllToAll: return inputSym(int(i / n), uint64_t(rank) * n + i % n);
-    case Collective::Scatter: return inputSym(d_.root, uint64_t(rank) * n + i);
-    default: return {};
+    case Collective::Gather:
+      return inputSym(int(i / n), i % n);
+    case Collective::Broadcast:
+      return inputSym(d_.root, i);
+    case Collective::AllToAll:
+      return inputSym(int(i / n), uint64_t(rank) * n + i % n);
+    case Collective::Scatter:
+      return inputSym(d_.root, uint64_t(rank) * n + i);
+    default:
+      return {};
   }
 }
 

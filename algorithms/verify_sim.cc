@@ -247,8 +247,8 @@ class Sim {
     *ni = pk >= 0 ? peer.headStep(pk) : -1;
     std::string who = "rank " + std::to_string(s.peer);
     if (s.kind == StepKind::Send)
-      return "has no free slot: " + who + (*ni < 0 ? " posts no further receive from it"
-                                                  : " has not taken its messages");
+      return "has no free slot: " + who +
+             (*ni < 0 ? " posts no further receive from it" : " has not taken its messages");
     return "waits for data: " + who + (*ni < 0 ? " sends it nothing more" : " has not sent it");
   }
 
@@ -301,7 +301,7 @@ class Sim {
       for (uint64_t i = 0; i < ex.outputElems(); ++i) {
         const Sym got = st.space[out.space][out.base + i], want = ex.at(r, i);
         if (got == want) continue;
-        std::string what = !got.def ? "nothing"
+        std::string what = !got.def          ? "nothing"
                            : got.n != want.n ? std::to_string(got.n) + " contribution(s)"
                                              : "the wrong contributions";
         return "rank " + std::to_string(r) + " output element " + std::to_string(i) + " holds " +
@@ -330,8 +330,8 @@ Status verifySchedules(const OpDesc& d, const std::vector<Schedule>& schedules,
   using namespace verify;
   const int P = int(schedules.size());
   auto fail = [&](const std::string& m) {
-    return Status::InvalidUsage(std::string(P ? schedules[0].algorithm : "") + " " +
-                                d.toString() + " on " + std::to_string(P) + " ranks (chunk " +
+    return Status::InvalidUsage(std::string(P ? schedules[0].algorithm : "") + " " + d.toString() +
+                                " on " + std::to_string(P) + " ranks (chunk " +
                                 std::to_string(opts.chunkElems) + "): " + m);
   };
   if (report) report->hazardsChecked = opts.hazards;

@@ -18,7 +18,8 @@ namespace chorus::cuda {
 int reduce(DataType t, RedOp op, void* dst, const void* a, const void* b, size_t n,
            CUstream_st* stream);
 // dst[i] = src[i] * (*scalar) (scalar: one element of type t in host memory).
-int scale(DataType t, void* dst, const void* src, size_t n, const void* scalar, CUstream_st* stream);
+int scale(DataType t, void* dst, const void* src, size_t n, const void* scalar,
+          CUstream_st* stream);
 // dst[i] = src[i] / divisor.
 int divide(DataType t, void* dst, const void* src, size_t n, uint64_t divisor, CUstream_st* stream);
 

@@ -53,10 +53,18 @@ int launchReduce(RedOp op, void* dst, const void* a, const void* b, size_t n, cu
   const T* x = static_cast<const T*>(a);
   const T* y = static_cast<const T*>(b);
   switch (op) {
-    case RedOp::Prod: reduceKernel<T, opProd<T>><<<blocksFor(n), kThreads, 0, s>>>(d, x, y, n); break;
-    case RedOp::Max: reduceKernel<T, opMax<T>><<<blocksFor(n), kThreads, 0, s>>>(d, x, y, n); break;
-    case RedOp::Min: reduceKernel<T, opMin<T>><<<blocksFor(n), kThreads, 0, s>>>(d, x, y, n); break;
-    default: reduceKernel<T, opSum<T>><<<blocksFor(n), kThreads, 0, s>>>(d, x, y, n); break;
+    case RedOp::Prod:
+      reduceKernel<T, opProd<T>><<<blocksFor(n), kThreads, 0, s>>>(d, x, y, n);
+      break;
+    case RedOp::Max:
+      reduceKernel<T, opMax<T>><<<blocksFor(n), kThreads, 0, s>>>(d, x, y, n);
+      break;
+    case RedOp::Min:
+      reduceKernel<T, opMin<T>><<<blocksFor(n), kThreads, 0, s>>>(d, x, y, n);
+      break;
+    default:
+      reduceKernel<T, opSum<T>><<<blocksFor(n), kThreads, 0, s>>>(d, x, y, n);
+      break;
   }
   return int(cudaGetLastError());
 }
@@ -79,7 +87,7 @@ template <typename T>
 struct DivideLaunch {
   static int run(void* dst, const void* src, size_t n, uint64_t divisor, cudaStream_t s) {
     divideKernel<T><<<blocksFor(n), kThreads, 0, s>>>(static_cast<T*>(dst),
-                                                       static_cast<const T*>(src), n, divisor);
+                                                      static_cast<const T*>(src), n, divisor);
     return int(cudaGetLastError());
   }
 };
@@ -88,18 +96,30 @@ struct DivideLaunch {
 template <template <typename> class Launch, typename... Args>
 int withType(DataType t, Args... args) {
   switch (t) {
-    case DataType::Int8: return Launch<int8_t>::run(args...);
-    case DataType::Uint8: return Launch<uint8_t>::run(args...);
-    case DataType::Int32: return Launch<int32_t>::run(args...);
-    case DataType::Uint32: return Launch<uint32_t>::run(args...);
-    case DataType::Int64: return Launch<int64_t>::run(args...);
-    case DataType::Uint64: return Launch<uint64_t>::run(args...);
-    case DataType::Float16: return Launch<Half>::run(args...);
-    case DataType::Float32: return Launch<float>::run(args...);
-    case DataType::Float64: return Launch<double>::run(args...);
-    case DataType::Bfloat16: return Launch<Bf16>::run(args...);
-    case DataType::Float8E4M3: return Launch<E4m3>::run(args...);
-    case DataType::Float8E5M2: return Launch<E5m2>::run(args...);
+    case DataType::Int8:
+      return Launch<int8_t>::run(args...);
+    case DataType::Uint8:
+      return Launch<uint8_t>::run(args...);
+    case DataType::Int32:
+      return Launch<int32_t>::run(args...);
+    case DataType::Uint32:
+      return Launch<uint32_t>::run(args...);
+    case DataType::Int64:
+      return Launch<int64_t>::run(args...);
+    case DataType::Uint64:
+      return Launch<uint64_t>::run(args...);
+    case DataType::Float16:
+      return Launch<Half>::run(args...);
+    case DataType::Float32:
+      return Launch<float>::run(args...);
+    case DataType::Float64:
+      return Launch<double>::run(args...);
+    case DataType::Bfloat16:
+      return Launch<Bf16>::run(args...);
+    case DataType::Float8E4M3:
+      return Launch<E4m3>::run(args...);
+    case DataType::Float8E5M2:
+      return Launch<E5m2>::run(args...);
   }
   return int(cudaErrorInvalidValue);
 }

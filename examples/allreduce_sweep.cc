@@ -18,10 +18,20 @@ size_t parseSize(const char* s) {
   char* end = nullptr;
   double v = strtod(s, &end);
   switch (*end) {
-    case 'K': case 'k': v *= 1 << 10; break;
-    case 'M': case 'm': v *= 1 << 20; break;
-    case 'G': case 'g': v *= 1 << 30; break;
-    default: break;
+    case 'K':
+    case 'k':
+      v *= 1 << 10;
+      break;
+    case 'M':
+    case 'm':
+      v *= 1 << 20;
+      break;
+    case 'G':
+    case 'g':
+      v *= 1 << 30;
+      break;
+    default:
+      break;
   }
   return size_t(v);
 }
@@ -48,10 +58,14 @@ int main(int argc, char** argv) {
   size_t minBytes = 8, maxBytes = 64 << 20;
   double factor = 2, budgetSec = 0.15;
   for (int i = 1; i + 1 < argc; i += 2) {
-    if (!strcmp(argv[i], "-b")) minBytes = parseSize(argv[i + 1]);
-    else if (!strcmp(argv[i], "-e")) maxBytes = parseSize(argv[i + 1]);
-    else if (!strcmp(argv[i], "-f")) factor = atof(argv[i + 1]);
-    else if (!strcmp(argv[i], "-t")) budgetSec = atof(argv[i + 1]);
+    if (!strcmp(argv[i], "-b"))
+      minBytes = parseSize(argv[i + 1]);
+    else if (!strcmp(argv[i], "-e"))
+      maxBytes = parseSize(argv[i + 1]);
+    else if (!strcmp(argv[i], "-f"))
+      factor = atof(argv[i + 1]);
+    else if (!strcmp(argv[i], "-t"))
+      budgetSec = atof(argv[i + 1]);
     else {
       fprintf(stderr, "usage: allreduce-sweep [-b min] [-e max] [-f factor] [-t seconds/size]\n");
       return 2;

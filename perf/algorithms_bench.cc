@@ -279,8 +279,8 @@ class Bench {
       spreads.push_back(m.spread());
     }
     const double noise = median(spreads);
-    printf("%s\n  %-20s %12s %12s %8s %9s\n", humanBytes(bytes).c_str(), "algorithm",
-           "predicted", "measured", "spread", "error");
+    printf("%s\n  %-20s %12s %12s %8s %9s\n", humanBytes(bytes).c_str(), "algorithm", "predicted",
+           "measured", "spread", "error");
     for (const Measured& m : ms) {
       const double err = (m.predictedUs - m.medianUs()) / m.medianUs();
       printf("  %-20s %9.1f us %9.1f us %7.0f%% %+8.0f%%%s%s\n", m.algorithm->name, m.predictedUs,
@@ -309,14 +309,15 @@ class Bench {
       ok += v.ok;
       within10 += v.slowdown <= 0.10;
     }
-    printf("\n# summary: %s, %d ranks: the pick is within 10%% of the fastest at %d of %zu sizes, "
-           "within max(10%%, noise) at %d\n",
-           collectiveName(o_.coll), n_, within10, verdicts_.size(), ok);
+    printf(
+        "\n# summary: %s, %d ranks: the pick is within 10%% of the fastest at %d of %zu sizes, "
+        "within max(10%%, noise) at %d\n",
+        collectiveName(o_.coll), n_, within10, verdicts_.size(), ok);
     for (const Verdict& v : verdicts_)
       if (!v.ok)
         printf("#   %s: picked %s, fastest %s, %.1f%% slower, noise %.0f%%\n",
-               humanBytes(v.bytes).c_str(), v.picked.c_str(), v.fastest.c_str(),
-               100 * v.slowdown, 100 * v.noise);
+               humanBytes(v.bytes).c_str(), v.picked.c_str(), v.fastest.c_str(), 100 * v.slowdown,
+               100 * v.noise);
   }
 
   const Options& o_;

@@ -63,8 +63,7 @@ void runMemcpy(benchmark::State& state, size_t bytes) {
 }
 
 // PreMulSum's scalar and Avg's divisor, each applied in place on one buffer (read + write).
-void runScale(benchmark::State& state, const CpuReducer* r, DataType t, bool divide,
-              size_t bytes) {
+void runScale(benchmark::State& state, const CpuReducer* r, DataType t, bool divide, size_t bytes) {
   const size_t n = bytes / dataTypeSize(t);
   Buffer a(bytes), scalar(16);
   fillOnes(t, a.get(), n);
@@ -94,7 +93,8 @@ void runReduceInPlace(benchmark::State& state, const CpuReducer* r, size_t bytes
 }
 
 std::string sizeName(size_t bytes) {
-  return bytes >= (1 << 20) ? std::to_string(bytes >> 20) + "MiB" : std::to_string(bytes >> 10) + "KiB";
+  return bytes >= (1 << 20) ? std::to_string(bytes >> 20) + "MiB"
+                            : std::to_string(bytes >> 10) + "KiB";
 }
 
 void registerAll() {
@@ -121,8 +121,8 @@ void registerAll() {
     for (int ti = 0; ti < kNumDataTypes; ++ti) {
       const DataType t = static_cast<DataType>(ti);
       for (RedOp op : kOps) {
-        const std::string name = std::string("reduce/") + best.isa() + "/" + dataTypeName(t) +
-                                 "/" + redOpName(op) + "/" + sizeName(bytes);
+        const std::string name = std::string("reduce/") + best.isa() + "/" + dataTypeName(t) + "/" +
+                                 redOpName(op) + "/" + sizeName(bytes);
         benchmark::RegisterBenchmark(name.c_str(), runReduce, &best, t, op, bytes)->MinTime(0.05);
       }
       for (bool divide : {false, true}) {

@@ -78,8 +78,10 @@ inline void pingPong(benchmark::State& state, TransportPair* p) {
   };
   const int64_t t0 = nowNs();
   for (auto _ : state) {
-    if (me == 0) send(), recv();
-    else recv(), send();
+    if (me == 0)
+      send(), recv();
+    else
+      recv(), send();
   }
   // Only rank 0 reports (threads' counters are summed), in the units OSU's latency uses.
   if (me == 0 && state.iterations() > 0)
@@ -126,10 +128,14 @@ inline void registerTransport(const char* name, TransportPair* p) {
   const int64_t most = int64_t(p->t[0]->maxPayloadBytes());
   for (int64_t n : {int64_t(8), int64_t(256), int64_t(4096), int64_t(64 << 10)})
     benchmark::RegisterBenchmark((std::string(name) + "/pingpong").c_str(), pingPong, p)
-        ->Arg(n)->Threads(2)->UseRealTime();
+        ->Arg(n)
+        ->Threads(2)
+        ->UseRealTime();
   for (int64_t n : {int64_t(4096), int64_t(64 << 10), most}) {
     benchmark::RegisterBenchmark((std::string(name) + "/stream").c_str(), stream, p)
-        ->Arg(n)->Threads(2)->UseRealTime();
+        ->Arg(n)
+        ->Threads(2)
+        ->UseRealTime();
     benchmark::RegisterBenchmark("memcpy", memcpyOnce)->Arg(n);
   }
 }

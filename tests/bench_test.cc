@@ -24,8 +24,12 @@ std::string binDir() {
   std::string self = n > 0 ? std::string(buf, size_t(n)) : "./x";
   return self.substr(0, self.rfind('/'));
 }
-std::string bench() { return binDir() + "/chorus-bench"; }
-std::string chorusRun() { return binDir() + "/chorus-run"; }
+std::string bench() {
+  return binDir() + "/chorus-bench";
+}
+std::string chorusRun() {
+  return binDir() + "/chorus-run";
+}
 
 struct Result {
   int code = -1;
@@ -45,8 +49,8 @@ Result run(const std::string& cmd) {
 }
 
 Result underChorusRun(int ranks, const std::string& args) {
-  return run(chorusRun() + " -n " + std::to_string(ranks) + " --no-tag-output -- " + bench() +
-             " " + args);
+  return run(chorusRun() + " -n " + std::to_string(ranks) + " --no-tag-output -- " + bench() + " " +
+             args);
 }
 
 bool built(const std::string& impl) {
@@ -84,7 +88,9 @@ std::vector<Row> parseCsv(const std::string& text) {
   return rows;
 }
 
-double num(const Row& r, const std::string& k) { return atof(r.at(k).c_str()); }
+double num(const Row& r, const std::string& k) {
+  return atof(r.at(k).c_str());
+}
 
 // The whole contract of a collective sweep: rows for the sizes asked, nothing wrong, and the
 // bus-bandwidth factor of the collective at this rank count.
@@ -118,10 +124,10 @@ struct Case {
   double factor3;  // busbw / algbw at 3 ranks
   bool inPlace;
 };
-const Case kCases[] = {{"allreduce", 4.0 / 3, true},  {"reduce_scatter", 2.0 / 3, true},
-                       {"allgather", 2.0 / 3, true},  {"broadcast", 1, true},
-                       {"reduce", 1, true},           {"alltoall", 2.0 / 3, false},
-                       {"gather", 2.0 / 3, false},    {"scatter", 2.0 / 3, false},
+const Case kCases[] = {{"allreduce", 4.0 / 3, true}, {"reduce_scatter", 2.0 / 3, true},
+                       {"allgather", 2.0 / 3, true}, {"broadcast", 1, true},
+                       {"reduce", 1, true},          {"alltoall", 2.0 / 3, false},
+                       {"gather", 2.0 / 3, false},   {"scatter", 2.0 / 3, false},
                        {"sendrecv", 1, false}};
 
 TEST(BenchTest, EveryCollectiveChecksAndUsesTheBusBandwidthFactor) {
@@ -203,8 +209,8 @@ TEST(BenchTest, GlooBackendUnderChorusRun) {
   if (!built("gloo")) GTEST_SKIP() << "chorus-bench was built without Gloo (libgloo-dev)";
   for (const Case& c : kCases) {
     SCOPED_TRACE(c.coll);
-    checkSweep(underChorusRun(3, std::string(c.coll) + kTiny + " -r 1 --impl gloo"), "gloo",
-               c.coll, 3, c.factor3, c.inPlace);
+    checkSweep(underChorusRun(3, std::string(c.coll) + kTiny + " -r 1 --impl gloo"), "gloo", c.coll,
+               3, c.factor3, c.inPlace);
   }
   checkSweep(underChorusRun(2, std::string("allreduce") + kTiny + " --impl gloo --gloo-algo hd"),
              "gloo", "allreduce", 2, 1, true);
@@ -214,8 +220,8 @@ TEST(BenchTest, CompareRunsEveryBuiltImplementationAndPrintsRatios) {
   std::string impls = "chorus";
   if (built("mpi") && haveProgram("mpirun")) impls += ",mpi";
   if (built("gloo")) impls += ",gloo";
-  Result r = run(bench() + " compare -n 2 --impls " + impls +
-                 " allreduce -b 8 -e 512 -f 8 -n 3 -w 1");
+  Result r =
+      run(bench() + " compare -n 2 --impls " + impls + " allreduce -b 8 -e 512 -f 8 -n 3 -w 1");
   ASSERT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("chorus(us)"), std::string::npos) << r.out;
   if (impls.find("mpi") != std::string::npos) {

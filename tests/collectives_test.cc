@@ -33,17 +33,17 @@ TEST_P(Collectives, MatchReference) {
   EXPECT_EQ(describeFailures(results), "");
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Shm, Collectives,
-    ::testing::Combine(::testing::Range(1, 9),
-                       ::testing::Values(Coll::AllReduce, Coll::ReduceScatter, Coll::AllGather,
-                                         Coll::Broadcast, Coll::Reduce, Coll::AllToAll,
-                                         Coll::Gather, Coll::Scatter, Coll::SendRecv,
-                                         Coll::Barrier)),
-    [](const auto& info) {
-      return std::string(kCollNames[int(std::get<1>(info.param))]) + "_" +
-             std::to_string(std::get<0>(info.param)) + "ranks";
-    });
+INSTANTIATE_TEST_SUITE_P(Shm, Collectives,
+                         ::testing::Combine(::testing::Range(1, 9),
+                                            ::testing::Values(Coll::AllReduce, Coll::ReduceScatter,
+                                                              Coll::AllGather, Coll::Broadcast,
+                                                              Coll::Reduce, Coll::AllToAll,
+                                                              Coll::Gather, Coll::Scatter,
+                                                              Coll::SendRecv, Coll::Barrier)),
+                         [](const auto& info) {
+                           return std::string(kCollNames[int(std::get<1>(info.param))]) + "_" +
+                                  std::to_string(std::get<0>(info.param)) + "ranks";
+                         });
 
 }  // namespace
 }  // namespace chorus::test

@@ -1,8 +1,9 @@
 // The executor's side of zero copy: memory lent to a connection (trySendInPlace) is not
 // written, and the run does not end, until the connection hands it back; a receive offers its
-// destination (postReceive) only where it may be written; a failed run takes memory back. The connection here is the test's own, so the moment the
-// transport "writes" lent bytes is in the test's hands; the real TCP path is exercised by
-// tcp_test (Loopback/TcpCollectives, StripesOverManyStreamsWithTinyChunks).
+// destination (postReceive) only where it may be written; a failed run takes memory back. The
+// connection here is the test's own, so the moment the transport "writes" lent bytes is in the
+// test's hands; the real TCP path is exercised by tcp_test (Loopback/TcpCollectives,
+// StripesOverManyStreamsWithTinyChunks).
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -21,7 +22,7 @@ class HeldConnection final : public Connection {
 
   struct Sent {
     WireHeader h;
-    const char* lentFrom;   // the caller's memory, while lent
+    const char* lentFrom;     // the caller's memory, while lent
     std::vector<char> bytes;  // what went on the wire (copied at send, or when handed on)
   };
   std::vector<Sent> sent;

@@ -2,11 +2,10 @@
 // a SIGKILLed rank, a rank that never shows up (timeout), abort() from another thread,
 // mismatched calls, bad arguments. Also: nothing is left behind in /dev/shm.
 #include <dirent.h>
+#include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
-
-#include <gtest/gtest.h>
 
 #include <atomic>
 #include <cstring>
@@ -26,7 +25,8 @@ struct Shared {
 };
 
 Shared* mapShared() {
-  void* p = mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  void* p =
+      mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   return new (p) Shared{};
 }
 
@@ -49,7 +49,8 @@ void killRankMidCollective(int size, int victim) {
     if (!comm) return 1;
     std::vector<float> buf(1 << 20, 1.0f);
     for (int iter = 0;; ++iter) {
-      Status st = comm->allReduce(buf.data(), buf.data(), buf.size(), DataType::Float32, RedOp::Max);
+      Status st =
+          comm->allReduce(buf.data(), buf.data(), buf.size(), DataType::Float32, RedOp::Max);
       if (iter == 0) sh->ready.fetch_add(1);
       if (!st.ok()) {
         sh->errorAtNs[ctx.rank] = nowNs();
@@ -89,8 +90,12 @@ void killRankMidCollective(int size, int victim) {
   munmap(sh, sizeof(Shared));
 }
 
-TEST(Failure, KilledRankIsNamedBySurvivorsWithinFiveSeconds) { killRankMidCollective(4, 2); }
-TEST(Failure, KilledRankZeroIsNamedBySurvivors) { killRankMidCollective(3, 0); }
+TEST(Failure, KilledRankIsNamedBySurvivorsWithinFiveSeconds) {
+  killRankMidCollective(4, 2);
+}
+TEST(Failure, KilledRankZeroIsNamedBySurvivors) {
+  killRankMidCollective(3, 0);
+}
 
 TEST(Failure, AbsentPeerTimesOutWithClearError) {
   auto results = runRanks(2, [](RankContext& ctx) {

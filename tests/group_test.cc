@@ -1,13 +1,13 @@
 // Groups and split: grouped sends/receives that would deadlock one at a time, sends to self,
 // one thread driving several communicators, and sub-communicators by color and key.
-#include <gtest/gtest.h>
+#include "chorus/group.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <thread>
 #include <vector>
 
-#include "chorus/group.h"
 #include "harness/multirank.h"
 
 namespace chorus::test {

@@ -61,7 +61,8 @@ TEST(Launchers, SlurmVariablesAreEnough) {
         setenv("SLURM_NTASKS_PER_NODE", hosts ? "1" : "2", 1);
         setenv("SLURM_JOB_ID", "4242", 1);
         setenv("MASTER_ADDR", hosts ? "10.77.0.1" : "127.0.0.1", 1);
-        setenv("MASTER_PORT", hosts ? "29512" : std::to_string(20000 + getppid() % 20000).c_str(), 1);
+        setenv("MASTER_PORT", hosts ? "29512" : std::to_string(20000 + getppid() % 20000).c_str(),
+               1);
         setenv("CHORUS_TIMEOUT", "30", 1);
         Config c;
         Status st = Config::fromEnvironment(&c);  // CHORUS_HOSTID: the namespace-host

@@ -21,7 +21,9 @@ struct Layout {
   int hosts, perHost;
 };
 
-void reportTo(void* ctx, const char* line) { static_cast<RankContext*>(ctx)->report("%s", line); }
+void reportTo(void* ctx, const char* line) {
+  static_cast<RankContext*>(ctx)->report("%s", line);
+}
 
 RankSetup joinHosts(const NetnsHosts& net, int perHost, const char* timeout) {
   return [&net, perHost, timeout](int rank) {
@@ -47,18 +49,18 @@ TEST_P(MultiHost, MatchReference) {
   EXPECT_EQ(describeFailures(results), "");
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Netns, MultiHost,
-    ::testing::Combine(::testing::Values(Layout{2, 2}, Layout{4, 1}),
-                       ::testing::Values(Coll::AllReduce, Coll::ReduceScatter, Coll::AllGather,
-                                         Coll::Broadcast, Coll::Reduce, Coll::AllToAll,
-                                         Coll::Gather, Coll::Scatter, Coll::SendRecv,
-                                         Coll::Barrier)),
-    [](const auto& info) {
-      const Layout l = std::get<0>(info.param);
-      return std::string(kCollNames[int(std::get<1>(info.param))]) + "_" +
-             std::to_string(l.hosts) + "hosts_x" + std::to_string(l.perHost);
-    });
+INSTANTIATE_TEST_SUITE_P(Netns, MultiHost,
+                         ::testing::Combine(::testing::Values(Layout{2, 2}, Layout{4, 1}),
+                                            ::testing::Values(Coll::AllReduce, Coll::ReduceScatter,
+                                                              Coll::AllGather, Coll::Broadcast,
+                                                              Coll::Reduce, Coll::AllToAll,
+                                                              Coll::Gather, Coll::Scatter,
+                                                              Coll::SendRecv, Coll::Barrier)),
+                         [](const auto& info) {
+                           const Layout l = std::get<0>(info.param);
+                           return std::string(kCollNames[int(std::get<1>(info.param))]) + "_" +
+                                  std::to_string(l.hosts) + "hosts_x" + std::to_string(l.perHost);
+                         });
 
 // Hierarchical algorithms forced (CHORUS_ALGO) across 2 hosts x 2 ranks: reduce-scatter over
 // shared memory inside each host, the pieces across hosts over TCP, allgather inside each host.
@@ -82,7 +84,8 @@ TEST_P(MultiHostHierarchical, MatchReference) {
         }
         return runAllCases(*comm, coll, reportTo, &ctx) ? 1 : 0;
       },
-      90, [&net](int rank) {
+      90,
+      [&net](int rank) {
         setenv("CHORUS_ALGO",
                "allreduce=hierarchical,reduce_scatter=hierarchical,allgather=hierarchical", 1);
         return joinHosts(net, 2, "30")(rank);

@@ -31,28 +31,39 @@ T refOp(RedOp op, T a, T b) {
   if constexpr (std::is_integral_v<T>) {
     const uint64_t x = static_cast<uint64_t>(a), y = static_cast<uint64_t>(b);  // mod 2^64
     switch (op) {
-      case RedOp::Sum: return static_cast<T>(x + y);
-      case RedOp::Prod: return static_cast<T>(x * y);
-      case RedOp::Max: return a > b ? a : b;
-      default: return a < b ? a : b;
+      case RedOp::Sum:
+        return static_cast<T>(x + y);
+      case RedOp::Prod:
+        return static_cast<T>(x * y);
+      case RedOp::Max:
+        return a > b ? a : b;
+      default:
+        return a < b ? a : b;
     }
   } else {
     if (std::isnan(a)) return a;
     if (std::isnan(b)) return b;
     switch (op) {
-      case RedOp::Sum: return a + b;
-      case RedOp::Prod: return a * b;
-      case RedOp::Max: return a == b ? b : std::fmax(a, b);  // documented: b on +0/-0
-      default: return a == b ? b : std::fmin(a, b);
+      case RedOp::Sum:
+        return a + b;
+      case RedOp::Prod:
+        return a * b;
+      case RedOp::Max:
+        return a == b ? b : std::fmax(a, b);  // documented: b on +0/-0
+      default:
+        return a == b ? b : std::fmin(a, b);
     }
   }
 }
 
 template <class T>
 T refDivide(T x, uint64_t d) {
-  if constexpr (std::is_floating_point_v<T>) return x / static_cast<T>(d);
-  else if constexpr (std::is_signed_v<T>) return static_cast<T>(int64_t{x} / static_cast<int64_t>(d));
-  else return static_cast<T>(uint64_t{x} / d);
+  if constexpr (std::is_floating_point_v<T>)
+    return x / static_cast<T>(d);
+  else if constexpr (std::is_signed_v<T>)
+    return static_cast<T>(int64_t{x} / static_cast<int64_t>(d));
+  else
+    return static_cast<T>(uint64_t{x} / d);
 }
 
 template <class T, class F>
@@ -64,7 +75,8 @@ void refLoop(void* out, const void* a, const void* b, size_t n, F f) {
 template <class S, class F, class Dec, class Enc>
 void refNarrow(void* out, const void* a, const void* b, size_t n, F f, Dec dec, Enc enc) {
   for (size_t i = 0; i < n; ++i)
-    static_cast<S*>(out)[i] = enc(f(dec(static_cast<const S*>(a)[i]), dec(static_cast<const S*>(b)[i])));
+    static_cast<S*>(out)[i] =
+        enc(f(dec(static_cast<const S*>(a)[i]), dec(static_cast<const S*>(b)[i])));
 }
 
 // out[i] = f(a[i], b[i]) computed the reference way for type t; f is generic over the
@@ -72,18 +84,30 @@ void refNarrow(void* out, const void* a, const void* b, size_t n, F f, Dec dec, 
 template <class F>
 void refApply(DataType t, void* out, const void* a, const void* b, size_t n, F f) {
   switch (t) {
-    case DataType::Int8: return refLoop<int8_t>(out, a, b, n, f);
-    case DataType::Uint8: return refLoop<uint8_t>(out, a, b, n, f);
-    case DataType::Int32: return refLoop<int32_t>(out, a, b, n, f);
-    case DataType::Uint32: return refLoop<uint32_t>(out, a, b, n, f);
-    case DataType::Int64: return refLoop<int64_t>(out, a, b, n, f);
-    case DataType::Uint64: return refLoop<uint64_t>(out, a, b, n, f);
-    case DataType::Float32: return refLoop<float>(out, a, b, n, f);
-    case DataType::Float64: return refLoop<double>(out, a, b, n, f);
-    case DataType::Float16: return refNarrow<uint16_t>(out, a, b, n, f, halfBitsToFloat, floatToHalfBits);
-    case DataType::Bfloat16: return refNarrow<uint16_t>(out, a, b, n, f, bf16BitsToFloat, floatToBf16Bits);
-    case DataType::Float8E4M3: return refNarrow<uint8_t>(out, a, b, n, f, e4m3BitsToFloat, floatToE4m3Bits);
-    case DataType::Float8E5M2: return refNarrow<uint8_t>(out, a, b, n, f, e5m2BitsToFloat, floatToE5m2Bits);
+    case DataType::Int8:
+      return refLoop<int8_t>(out, a, b, n, f);
+    case DataType::Uint8:
+      return refLoop<uint8_t>(out, a, b, n, f);
+    case DataType::Int32:
+      return refLoop<int32_t>(out, a, b, n, f);
+    case DataType::Uint32:
+      return refLoop<uint32_t>(out, a, b, n, f);
+    case DataType::Int64:
+      return refLoop<int64_t>(out, a, b, n, f);
+    case DataType::Uint64:
+      return refLoop<uint64_t>(out, a, b, n, f);
+    case DataType::Float32:
+      return refLoop<float>(out, a, b, n, f);
+    case DataType::Float64:
+      return refLoop<double>(out, a, b, n, f);
+    case DataType::Float16:
+      return refNarrow<uint16_t>(out, a, b, n, f, halfBitsToFloat, floatToHalfBits);
+    case DataType::Bfloat16:
+      return refNarrow<uint16_t>(out, a, b, n, f, bf16BitsToFloat, floatToBf16Bits);
+    case DataType::Float8E4M3:
+      return refNarrow<uint8_t>(out, a, b, n, f, e4m3BitsToFloat, floatToE4m3Bits);
+    case DataType::Float8E5M2:
+      return refNarrow<uint8_t>(out, a, b, n, f, e5m2BitsToFloat, floatToE5m2Bits);
   }
 }
 
@@ -96,8 +120,9 @@ void fillRandom(DataType t, void* p, size_t n, std::mt19937_64& rng) {
   const size_t bytes = n * dataTypeSize(t);
   for (size_t i = 0; i < bytes; ++i) static_cast<uint8_t*>(p)[i] = static_cast<uint8_t>(rng());
   if (t != DataType::Float32 && t != DataType::Float64) return;
-  const double specials[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1.0, -1.0,
-                             std::numeric_limits<float>::denorm_min(), 3.0e38, -3.0e38, 1e-40};
+  const double specials[] = {0.0,    -0.0,    INFINITY, -INFINITY,
+                             NAN,    1.0,     -1.0,     std::numeric_limits<float>::denorm_min(),
+                             3.0e38, -3.0e38, 1e-40};
   std::uniform_real_distribution<double> unit(-1.0, 1.0);
   for (size_t i = 0; i < n; ++i) {
     const unsigned r = rng() % 8;
@@ -248,15 +273,14 @@ TEST(Element, StoreWrapsIntegersAndRoundsFloats) {
   EXPECT_EQ(unitRoundoff(DataType::Int32), 0.0);
 }
 
-
 // ---- conversions ----
 
 struct Format {
   const char* name;
   int expBits, manBits;
   bool hasInf;
-  uint32_t maxFinite;      // largest finite positive code
-  uint32_t overflowCode;   // what too-large positive values become
+  uint32_t maxFinite;     // largest finite positive code
+  uint32_t overflowCode;  // what too-large positive values become
   float (*decode)(uint32_t);
   uint32_t (*encode)(float);
 };
@@ -350,10 +374,10 @@ TEST(Conversion, KnownValues) {
   EXPECT_EQ(floatToHalfBits(65520.0f), 0x7C00);  // the tie above the max rounds to infinity
   EXPECT_EQ(floatToHalfBits(-2.0f), 0xC000);
   EXPECT_EQ(floatToHalfBits(std::ldexp(1.0f, -24)), 0x0001);
-  EXPECT_EQ(floatToHalfBits(std::ldexp(1.0f, -25)), 0x0000);    // tie to even (zero)
-  EXPECT_EQ(floatToHalfBits(std::ldexp(3.0f, -25)), 0x0002);    // tie to even (two)
-  EXPECT_EQ(floatToHalfBits(std::ldexp(1.0f, -14)), 0x0400);    // min normal
-  EXPECT_EQ(floatToHalfBits(1.0f + std::ldexp(1.0f, -11)), 0x3C00);  // tie, even below
+  EXPECT_EQ(floatToHalfBits(std::ldexp(1.0f, -25)), 0x0000);             // tie to even (zero)
+  EXPECT_EQ(floatToHalfBits(std::ldexp(3.0f, -25)), 0x0002);             // tie to even (two)
+  EXPECT_EQ(floatToHalfBits(std::ldexp(1.0f, -14)), 0x0400);             // min normal
+  EXPECT_EQ(floatToHalfBits(1.0f + std::ldexp(1.0f, -11)), 0x3C00);      // tie, even below
   EXPECT_EQ(floatToHalfBits(1.0f + 3 * std::ldexp(1.0f, -11)), 0x3C02);  // tie, even above
   EXPECT_EQ(halfBitsToFloat(0x3555), 0.333251953125f);
   EXPECT_EQ(floatToBf16Bits(1.0f), 0x3F80);

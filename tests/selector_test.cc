@@ -250,8 +250,8 @@ TEST(Tuning, EstimatesLayOverATopologyAndRefuseOtherLines) {
   EXPECT_EQ(t.stepOverheadUs, 0.4);
   EXPECT_EQ(t.link(PathClass::HostBridge), (LinkParams{0.6, 9}));
   EXPECT_EQ(t.hosts.size(), 1u) << "the machine itself is untouched";
-  ASSERT_TRUE(topo::applyEstimates("memory cache_mib=64 all_miss_mib=256 miss_gbs=35\n", "tune", &t)
-                  .ok());
+  ASSERT_TRUE(
+      topo::applyEstimates("memory cache_mib=64 all_miss_mib=256 miss_gbs=35\n", "tune", &t).ok());
   EXPECT_EQ(t.cacheMiB, 64);
   EXPECT_EQ(t.allMissMiB, 256);
   EXPECT_EQ(t.missGBs, 35);

@@ -26,7 +26,9 @@
 namespace chorus::test {
 namespace {
 
-void reportTo(void* ctx, const char* line) { static_cast<RankContext*>(ctx)->report("%s", line); }
+void reportTo(void* ctx, const char* line) {
+  static_cast<RankContext*>(ctx)->report("%s", line);
+}
 
 // Environment for every rank of a test, applied in the child before anything else.
 RankSetup withEnv(std::vector<std::pair<const char*, const char*>> vars) {
@@ -53,17 +55,17 @@ TEST_P(TcpCollectives, MatchReference) {
   EXPECT_EQ(describeFailures(results), "");
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Loopback, TcpCollectives,
-    ::testing::Combine(::testing::Values(2, 3),
-                       ::testing::Values(Coll::AllReduce, Coll::ReduceScatter, Coll::AllGather,
-                                         Coll::Broadcast, Coll::Reduce, Coll::AllToAll,
-                                         Coll::Gather, Coll::Scatter, Coll::SendRecv,
-                                         Coll::Barrier)),
-    [](const auto& info) {
-      return std::string(kCollNames[int(std::get<1>(info.param))]) + "_" +
-             std::to_string(std::get<0>(info.param)) + "ranks";
-    });
+INSTANTIATE_TEST_SUITE_P(Loopback, TcpCollectives,
+                         ::testing::Combine(::testing::Values(2, 3),
+                                            ::testing::Values(Coll::AllReduce, Coll::ReduceScatter,
+                                                              Coll::AllGather, Coll::Broadcast,
+                                                              Coll::Reduce, Coll::AllToAll,
+                                                              Coll::Gather, Coll::Scatter,
+                                                              Coll::SendRecv, Coll::Barrier)),
+                         [](const auto& info) {
+                           return std::string(kCollNames[int(std::get<1>(info.param))]) + "_" +
+                                  std::to_string(std::get<0>(info.param)) + "ranks";
+                         });
 
 TEST(Tcp, StripesOverManyStreamsWithTinyChunks) {
   auto results = runRanks(
@@ -77,8 +79,10 @@ TEST(Tcp, StripesOverManyStreamsWithTinyChunks) {
         return bad ? 1 : 0;
       },
       120,
-      withEnv({{"CHORUS_SOCKET_NSTREAMS", "5"}, {"CHORUS_TCP_CHUNK_BYTES", "4096"},
-               {"CHORUS_TCP_SLOTS", "3"}, {"CHORUS_TCP_ZERO_COPY_BYTES", "0"}}));
+      withEnv({{"CHORUS_SOCKET_NSTREAMS", "5"},
+               {"CHORUS_TCP_CHUNK_BYTES", "4096"},
+               {"CHORUS_TCP_SLOTS", "3"},
+               {"CHORUS_TCP_ZERO_COPY_BYTES", "0"}}));
   EXPECT_EQ(describeFailures(results), "");
 }
 
@@ -97,8 +101,10 @@ TEST(Tcp, ZeroCopySendsOverManyStreamsWithTinyChunks) {
         return bad ? 1 : 0;
       },
       120,
-      withEnv({{"CHORUS_SOCKET_NSTREAMS", "5"}, {"CHORUS_TCP_CHUNK_BYTES", "4096"},
-               {"CHORUS_TCP_SLOTS", "3"}, {"CHORUS_TCP_ZERO_COPY_BYTES", "1024"}}));
+      withEnv({{"CHORUS_SOCKET_NSTREAMS", "5"},
+               {"CHORUS_TCP_CHUNK_BYTES", "4096"},
+               {"CHORUS_TCP_SLOTS", "3"},
+               {"CHORUS_TCP_ZERO_COPY_BYTES", "1024"}}));
   EXPECT_EQ(describeFailures(results), "");
 }
 
@@ -171,7 +177,8 @@ std::vector<std::pair<uint32_t, int>> listeningPorts(pid_t pid) {
     in >> sl >> local >> remote >> state >> queues >> timer >> retr >> uid >> timeout >> inode;
     if (state != "0A" || !inodes.count(inode)) continue;
     uint32_t ip = uint32_t(std::stoul(local.substr(0, 8), nullptr, 16));  // network order
-    out.push_back({ip ? ip : htonl(INADDR_LOOPBACK), int(std::stoul(local.substr(9), nullptr, 16))});
+    out.push_back(
+        {ip ? ip : htonl(INADDR_LOOPBACK), int(std::stoul(local.substr(9), nullptr, 16))});
   }
   return out;
 }

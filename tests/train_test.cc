@@ -74,9 +74,9 @@ JobResult execute(const std::vector<std::string>& args, double deadlineSec = 120
 
 // chorus-run -n ranks -- chorus-train --quiet <args>
 JobResult train(int ranks, const std::vector<std::string>& args) {
-  std::vector<std::string> argv = {binDir() + "/chorus-run", "-n", std::to_string(ranks),
-                                   "--timeout", "100", "--", binDir() + "/chorus-train",
-                                   "--quiet"};
+  std::vector<std::string> argv = {
+      binDir() + "/chorus-run",   "-n",     std::to_string(ranks), "--timeout", "100", "--",
+      binDir() + "/chorus-train", "--quiet"};
   argv.insert(argv.end(), args.begin(), args.end());
   return execute(argv);
 }
@@ -135,8 +135,8 @@ class TrainTest : public ::testing::Test {
 
 // 50 steps of global batch 32 on the first 1600 images; 500 test images for the accuracy.
 std::vector<std::string> smallJob(const std::string& metrics) {
-  return {"--train-limit", "1600", "--test-limit", "500", "--batch", "32", "--epochs", "1",
-          "--bucket-mb", "0.1", "--check-every", "10", "--metrics", metrics};
+  return {"--train-limit", "1600", "--test-limit",  "500", "--batch",   "32",   "--epochs", "1",
+          "--bucket-mb",   "0.1",  "--check-every", "10",  "--metrics", metrics};
 }
 
 // Loss tolerance. Between a run on 1 rank and one on N ranks only the order of floating-point
@@ -207,8 +207,9 @@ TEST_F(TrainTest, DivergedReplicaStopsTheJob) {
 
 TEST_F(TrainTest, ResumeMatchesUninterruptedTraining) {
   auto job = [&](const char* epochs, const std::string& metrics) {
-    return std::vector<std::string>{"--train-limit", "640", "--test-limit", "500", "--batch",
-                                    "32", "--epochs", epochs, "--metrics", metrics};
+    return std::vector<std::string>{"--train-limit", "640",  "--test-limit", "500",
+                                    "--batch",       "32",   "--epochs",     epochs,
+                                    "--metrics",     metrics};
   };
   JobResult straight = train(2, job("2", path("straight.json")));
   ASSERT_EQ(straight.code, 0) << straight.output;

@@ -64,7 +64,9 @@ std::string tempPath() {
   return path;
 }
 
-bool finitePositive(double v) { return std::isfinite(v) && v > 0; }
+bool finitePositive(double v) {
+  return std::isfinite(v) && v > 0;
+}
 
 TEST(TuneTool, QuickRunWritesATuningFileACommunicatorLoads) {
   const std::string file = tempPath();
@@ -101,25 +103,28 @@ TEST(TuneTool, QuickRunWritesATuningFileACommunicatorLoads) {
 
   const double step = t.stepOverheadUs;
   const LinkParams want = link;
-  auto results = test::runRanks(2, [&](test::RankContext& ctx) {
-    Config c;
-    if (!Config::fromEnvironment(&c).ok()) return 2;
-    c.tuneFile = file;
-    auto comm = ctx.connect(&c);
-    if (!comm) return 3;
-    const Topology& got = comm->impl()->topology;
-    if (got.stepOverheadUs != step || got.link(cls) != want) {
-      ctx.report("tuning not applied: %s", topo::formatEstimates(got).c_str());
-      return 4;
-    }
-    float x = 1, y = 0;
-    Status st = comm->allReduce(&x, &y, 1, DataType::Float32, RedOp::Sum);
-    if (!st.ok() || y != 2) {
-      ctx.report("allreduce with the tuning file: %s, %g", st.toString().c_str(), y);
-      return 5;
-    }
-    return 0;
-  }, 30);
+  auto results = test::runRanks(
+      2,
+      [&](test::RankContext& ctx) {
+        Config c;
+        if (!Config::fromEnvironment(&c).ok()) return 2;
+        c.tuneFile = file;
+        auto comm = ctx.connect(&c);
+        if (!comm) return 3;
+        const Topology& got = comm->impl()->topology;
+        if (got.stepOverheadUs != step || got.link(cls) != want) {
+          ctx.report("tuning not applied: %s", topo::formatEstimates(got).c_str());
+          return 4;
+        }
+        float x = 1, y = 0;
+        Status st = comm->allReduce(&x, &y, 1, DataType::Float32, RedOp::Sum);
+        if (!st.ok() || y != 2) {
+          ctx.report("allreduce with the tuning file: %s, %g", st.toString().c_str(), y);
+          return 5;
+        }
+        return 0;
+      },
+      30);
   EXPECT_EQ(test::describeFailures(results), "");
   unlink(file.c_str());
 }
@@ -128,9 +133,9 @@ TEST(TuneTool, QuickRunWritesATuningFileACommunicatorLoads) {
 // then carries the reducer on local arrays, and the file says why.
 TEST(TuneTool, OverTcpTheReducerRateIsTheLocalOne) {
   const std::string file = tempPath();
-  const Result r = run("env CHORUS_TRANSPORT=tcp " + binDir() +
-                       "/chorus-run -n 2 --no-tag-output -- " + binDir() +
-                       "/chorus-tune --quick --out " + file);
+  const Result r =
+      run("env CHORUS_TRANSPORT=tcp " + binDir() + "/chorus-run -n 2 --no-tag-output -- " +
+          binDir() + "/chorus-tune --quick --out " + file);
   ASSERT_EQ(r.code, 0) << r.out;
   std::ifstream f(file);
   std::stringstream text;
@@ -151,7 +156,7 @@ TEST(TuneTool, OverTcpTheReducerRateIsTheLocalOne) {
 TEST(MemoryFit, FindsWhereMissesBeginAndWhatTheyCost) {
   const size_t mib = size_t(1) << 20;
   tune::MemoryFit f;
-  f.points = {{16 * mib, 0.065}, {32 * mib, 0.066}, {64 * mib, 0.068},  {128 * mib, 0.10},
+  f.points = {{16 * mib, 0.065},  {32 * mib, 0.066}, {64 * mib, 0.068}, {128 * mib, 0.10},
               {256 * mib, 0.146}, {512 * mib, 0.15}, {1024 * mib, 0.15}};
   tune::fitMemory(&f);
   ASSERT_TRUE(f.knee);

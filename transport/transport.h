@@ -18,13 +18,13 @@ namespace chorus {
 // Travels with every chunk. It repeats the call that produced it so that a receiver can tell
 // when two ranks disagree about which collective they are in.
 struct WireHeader {
-  uint64_t count;    // the call's element count (OpDesc::count)
-  uint32_t opSeq;    // collectives issued on this communicator before this one
-  int32_t root;      // OpDesc::root
-  uint32_t bytes;    // payload bytes in this message
-  uint8_t coll;      // Collective
-  uint8_t dtype;     // DataType
-  uint8_t op;        // RedOp
+  uint64_t count;  // the call's element count (OpDesc::count)
+  uint32_t opSeq;  // collectives issued on this communicator before this one
+  int32_t root;    // OpDesc::root
+  uint32_t bytes;  // payload bytes in this message
+  uint8_t coll;    // Collective
+  uint8_t dtype;   // DataType
+  uint8_t op;      // RedOp
   uint8_t reserved;
 };
 

@@ -17,7 +17,9 @@ constexpr char kMagic[8] = {'C', 'H', 'T', 'R', 'A', 'I', 'N', '1'};
 class Writer {
  public:
   template <typename T>
-  void put(const T& v) { raw(&v, sizeof v); }
+  void put(const T& v) {
+    raw(&v, sizeof v);
+  }
   template <typename T>
   void putVec(const std::vector<T>& v) {
     put<uint64_t>(v.size());
@@ -34,7 +36,9 @@ class Reader {
  public:
   Reader(const uint8_t* p, size_t n) : p_(p), left_(n) {}
   template <typename T>
-  bool get(T* v) { return raw(v, sizeof *v); }
+  bool get(T* v) {
+    return raw(v, sizeof *v);
+  }
   template <typename T>
   bool getVec(std::vector<T>* v) {
     uint64_t n;
@@ -120,7 +124,8 @@ Status loadCheckpoint(const std::string& path, TrainState* s) {
     b.insert(b.end(), chunk, chunk + n);
   }
   close(fd);
-  const Status bad = Status::InvalidArgument(path + " is not a chorus-train checkpoint or is damaged");
+  const Status bad =
+      Status::InvalidArgument(path + " is not a chorus-train checkpoint or is damaged");
   if (b.size() < sizeof kMagic + 4 || memcmp(b.data(), kMagic, sizeof kMagic) != 0) return bad;
   uint32_t crc;
   memcpy(&crc, b.data() + b.size() - 4, 4);
@@ -129,9 +134,8 @@ Status loadCheckpoint(const std::string& path, TrainState* s) {
   std::vector<double> history;
   Reader r(b.data() + sizeof kMagic, b.size() - sizeof kMagic - 4);
   if (!r.getVec(&s->dims) || !r.get(&s->seed) || !r.get(&s->batch) || !r.get(&s->epochsDone) ||
-      !r.get(&s->step) || !r.getVec(&s->params) || !r.getVec(&s->velocity) ||
-      !r.getVec(&history) || !r.getVec(&s->stepLoss) ||
-      s->params.size() != s->velocity.size())
+      !r.get(&s->step) || !r.getVec(&s->params) || !r.getVec(&s->velocity) || !r.getVec(&history) ||
+      !r.getVec(&s->stepLoss) || s->params.size() != s->velocity.size())
     return bad;
   s->history = unpackRecords(history);
   return Status::Ok();

@@ -47,15 +47,14 @@ std::string hexHash(uint64_t h) {
   return buf;
 }
 
-Status checkReplicasAgree(CommThread* ct, int size, const std::vector<float>& params,
-                          uint64_t step, uint64_t* hash) {
+Status checkReplicasAgree(CommThread* ct, int size, const std::vector<float>& params, uint64_t step,
+                          uint64_t* hash) {
   *hash = hashParams(params);
   if (!ct) return Status::Ok();
   std::vector<uint64_t> all(static_cast<size_t>(size));
   const uint64_t mine = *hash;
-  CHORUS_RETURN_IF_ERROR(ct->run([&](Communicator& c) {
-    return c.allGather(&mine, all.data(), 1, DataType::Uint64);
-  }));
+  CHORUS_RETURN_IF_ERROR(ct->run(
+      [&](Communicator& c) { return c.allGather(&mine, all.data(), 1, DataType::Uint64); }));
   std::string differ;
   for (int r = 1; r < size; ++r)
     if (all[size_t(r)] != all[0]) differ += (differ.empty() ? "" : ", ") + std::to_string(r);

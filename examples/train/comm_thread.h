@@ -38,12 +38,12 @@ class CommThread {
   chorus::Communicator* comm_;
   std::mutex mu_;
   std::condition_variable queued_, done_;
-  std::deque<Job> queue_;        // guarded by mu_
-  uint64_t submitted_ = 0;       // guarded by mu_
-  uint64_t completed_ = 0;       // guarded by mu_
-  chorus::Status error_;         // guarded by mu_: the first failure
-  int64_t busyNs_ = 0;           // guarded by mu_
-  bool stop_ = false;            // guarded by mu_
+  std::deque<Job> queue_;   // guarded by mu_
+  uint64_t submitted_ = 0;  // guarded by mu_
+  uint64_t completed_ = 0;  // guarded by mu_
+  chorus::Status error_;    // guarded by mu_: the first failure
+  int64_t busyNs_ = 0;      // guarded by mu_
+  bool stop_ = false;       // guarded by mu_
   std::thread thread_;
 };
 

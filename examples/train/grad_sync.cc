@@ -16,7 +16,9 @@ GradSync::GradSync(CommThread* comm, size_t paramCount, size_t bucketElems, bool
   tickets_.assign(bucketCount(), 0);
 }
 
-void GradSync::begin() { launched_ = 0; }
+void GradSync::begin() {
+  launched_ = 0;
+}
 
 void GradSync::launch(size_t b) {
   float* p = buf_.data() + bounds_[b];
@@ -33,8 +35,7 @@ void GradSync::ready(size_t frontier) {
     launch(launched_++);
 }
 
-chorus::Status GradSync::finish(const std::function<void(size_t, size_t)>& step,
-                                double* waitSec) {
+chorus::Status GradSync::finish(const std::function<void(size_t, size_t)>& step, double* waitSec) {
   if (comm_) {
     while (launched_ < bucketCount()) launch(launched_++);
   }

@@ -61,8 +61,7 @@ Status openIdx(const std::string& path, int wantDims, Gz* out, std::vector<uint3
 
 }  // namespace
 
-Status loadIdxPair(const std::string& dir, const std::string& prefix, int64_t limit,
-                   Dataset* out) {
+Status loadIdxPair(const std::string& dir, const std::string& prefix, int64_t limit, Dataset* out) {
   const std::string imgPath = dir + "/" + prefix + "-images-idx3-ubyte.gz";
   const std::string lblPath = dir + "/" + prefix + "-labels-idx1-ubyte.gz";
   Gz img, lbl;
@@ -70,9 +69,8 @@ Status loadIdxPair(const std::string& dir, const std::string& prefix, int64_t li
   CHORUS_RETURN_IF_ERROR(openIdx(imgPath, 3, &img, &idims));
   CHORUS_RETURN_IF_ERROR(openIdx(lblPath, 1, &lbl, &ldims));
   if (idims[0] != ldims[0]) {
-    return Status::InvalidArgument(imgPath + " has " + std::to_string(idims[0]) +
-                                   " images but " + lblPath + " has " +
-                                   std::to_string(ldims[0]) + " labels");
+    return Status::InvalidArgument(imgPath + " has " + std::to_string(idims[0]) + " images but " +
+                                   lblPath + " has " + std::to_string(ldims[0]) + " labels");
   }
   int64_t count = idims[0];
   if (limit > 0 && limit < count) count = limit;
@@ -84,9 +82,8 @@ Status loadIdxPair(const std::string& dir, const std::string& prefix, int64_t li
   CHORUS_RETURN_IF_ERROR(readExact(lbl.get(), lblPath, out->labels.data(), out->labels.size()));
   for (int64_t i = 0; i < count; ++i) {
     if (out->labels[size_t(i)] > 9) {
-      return Status::InvalidArgument(lblPath + ": label " +
-                                     std::to_string(out->labels[size_t(i)]) + " at item " +
-                                     std::to_string(i) + " is not a class 0..9");
+      return Status::InvalidArgument(lblPath + ": label " + std::to_string(out->labels[size_t(i)]) +
+                                     " at item " + std::to_string(i) + " is not a class 0..9");
     }
   }
   return Status::Ok();

@@ -18,8 +18,8 @@ void Progress::update(int64_t step, double loss, double samplesPerS) {
     if (step % 8 && step != steps_) return;
     const int width = 30, filled = int(step * width / steps_);
     printf("\repoch %d [%.*s%*s] %lld/%lld loss %.4f %.0f samples/s", epoch_, filled,
-           "==============================", width - filled, "", (long long)step,
-           (long long)steps_, loss, samplesPerS);
+           "==============================", width - filled, "", (long long)step, (long long)steps_,
+           loss, samplesPerS);
     fflush(stdout);
   } else if (decile > lastDecile_) {
     lastDecile_ = decile;
@@ -56,8 +56,8 @@ std::string formatEpoch(const EpochRecord& r, int epochs) {
   snprintf(buf, sizeof buf,
            "epoch %d/%d: train_loss %.4f  test_accuracy %.2f%%  %.0f samples/s  %.2fs = compute "
            "%.2fs + waiting %.2fs (communication %.2fs, %.0f%% of it hidden)",
-           r.epoch, epochs, r.trainLoss, 100 * r.testAccuracy, r.samplesPerS, r.wallS,
-           r.computeS, r.waitS, r.commS, hidden < 0 ? 0 : hidden);
+           r.epoch, epochs, r.trainLoss, 100 * r.testAccuracy, r.samplesPerS, r.wallS, r.computeS,
+           r.waitS, r.commS, hidden < 0 ? 0 : hidden);
   return buf;
 }
 

@@ -99,8 +99,7 @@ void Mlp::backward(const float* params, float* grads, size_t sliceElems,
       for (int o = 0; o < s.out; ++o) db[o] += d[o];
     }
     // Weight gradient dW = delta^T * in, in row slices so finished rows can be shipped early.
-    const int rowsPerSlice =
-        std::clamp(int(sliceElems / size_t(s.in)), std::min(32, s.out), s.out);
+    const int rowsPerSlice = std::clamp(int(sliceElems / size_t(s.in)), std::min(32, s.out), s.out);
     for (int r0 = 0; r0 < s.out; r0 += rowsPerSlice) {
       const int rows = std::min(rowsPerSlice, s.out - r0);
       float* dw = grads + s.weight + size_t(r0) * size_t(s.in);
@@ -116,8 +115,8 @@ void Mlp::backward(const float* params, float* grads, size_t sliceElems,
     // delta for the layer below: (delta * W) masked by ReLU'(its output).
     deltaPrev_.resize(size_t(n_) * size_t(s.in));
     if (n_ > 0) {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n_, s.in, s.out, 1.0f,
-                  delta_.data(), s.out, params + s.weight, s.in, 0.0f, deltaPrev_.data(), s.in);
+      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n_, s.in, s.out, 1.0f, delta_.data(),
+                  s.out, params + s.weight, s.in, 0.0f, deltaPrev_.data(), s.in);
     }
     const std::vector<float>& a = act_[size_t(l) - 1];
     for (size_t i = 0; i < deltaPrev_.size(); ++i) deltaPrev_[i] = a[i] > 0 ? deltaPrev_[i] : 0;

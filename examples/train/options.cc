@@ -120,8 +120,10 @@ bool parseOptions(int argc, char** argv, Options* o, bool* exitNow) {
       return true;
     }
     if (name == "--no-overlap" || name == "--overlap" || name == "--quiet") {
-      if (name == "--quiet") o->quiet = true;
-      else o->overlap = name == "--overlap";
+      if (name == "--quiet")
+        o->quiet = true;
+      else
+        o->overlap = name == "--overlap";
       continue;
     }
     auto it = withValue.find(name);

@@ -16,7 +16,9 @@ namespace {
 
 using chorus::Status;
 
-double secondsSince(int64_t t0) { return double(chorus::nowNs() - t0) * 1e-9; }
+double secondsSince(int64_t t0) {
+  return double(chorus::nowNs() - t0) * 1e-9;
+}
 
 std::vector<int> modelDims(const Options& o, const Dataset& d) {
   std::vector<int> dims = {d.pixels};
@@ -93,11 +95,10 @@ Status Trainer::start() {
     meta[3] = double(state_.history.size());
   }
   if (!o_.resume.empty()) {
-    CHORUS_RETURN_IF_ERROR(
-        ct_ ? ct_->run([&](chorus::Communicator& c) {
-          return c.broadcast(meta, meta, 4, chorus::DataType::Float64, 0);
-        })
-            : Status::Ok());
+    CHORUS_RETURN_IF_ERROR(ct_ ? ct_->run([&](chorus::Communicator& c) {
+      return c.broadcast(meta, meta, 4, chorus::DataType::Float64, 0);
+    })
+                               : Status::Ok());
     if (!meta[0]) {
       // Every rank says why: the launcher keeps only the first rank's exit, whichever it is.
       char why[512] = {};
@@ -148,8 +149,8 @@ Status Trainer::step(const uint32_t* batch, int globalBatch, double* loss, doubl
   const size_t slice = size_ > 1 ? size_t(o_.bucketMb * (1 << 20) / 4) : SIZE_MAX;
   mlp_.backward(params, sync_.grads(), slice, [&](size_t f) { sync_.ready(f); });
   const float* grads = sync_.grads();
-  CHORUS_RETURN_IF_ERROR(sync_.finish(
-      [&](size_t b, size_t e) { sgd_.step(params, grads, b, e); }, waitSec));
+  CHORUS_RETURN_IF_ERROR(
+      sync_.finish([&](size_t b, size_t e) { sgd_.step(params, grads, b, e); }, waitSec));
   *loss = header[0];
   return Status::Ok();
 }
@@ -170,9 +171,9 @@ Status Trainer::trainEpoch(int epoch, EpochRecord* rec, bool* stopped) {
     const int64_t first = s * o_.batch;
     const int gb = int(std::min<int64_t>(o_.batch, train_.count - first));
     double loss = 0;
-    CHORUS_RETURN_IF_ERROR(step(order.data() + first, gb, &loss, &waitSec)
-                               .withContext("epoch " + std::to_string(epoch) + " step " +
-                                            std::to_string(s + 1)));
+    CHORUS_RETURN_IF_ERROR(
+        step(order.data() + first, gb, &loss, &waitSec)
+            .withContext("epoch " + std::to_string(epoch) + " step " + std::to_string(s + 1)));
     ++state_.step;
     state_.stepLoss.push_back(float(loss));
     lossSum += loss * gb;
@@ -261,12 +262,12 @@ Status Trainer::finishRun() {
     seen += r.samplesPerS * r.wallS;
   }
   sps = wall > 0 ? seen / wall : 0;
-  printf("chorus-train: %d rank(s), %d epoch(s), %llu steps, test_accuracy %.2f%%, %.0f "
-         "samples/s, %zu bucket(s)%s, param_hash %s, replicas identical\n",
-         size_, int(state_.history.size()), (unsigned long long)state_.step,
-         100 * last.testAccuracy, sps, sync_.bucketCount(),
-         size_ > 1 ? (o_.overlap ? " overlapped" : " not overlapped") : "",
-         info.paramHash.c_str());
+  printf(
+      "chorus-train: %d rank(s), %d epoch(s), %llu steps, test_accuracy %.2f%%, %.0f "
+      "samples/s, %zu bucket(s)%s, param_hash %s, replicas identical\n",
+      size_, int(state_.history.size()), (unsigned long long)state_.step, 100 * last.testAccuracy,
+      sps, sync_.bucketCount(), size_ > 1 ? (o_.overlap ? " overlapped" : " not overlapped") : "",
+      info.paramHash.c_str());
   return Status::Ok();
 }
 
@@ -275,11 +276,12 @@ Status Trainer::run() {
   if (lead()) {
     printf("chorus-train: %d rank(s), model", size_);
     for (int d : mlp_.dims()) printf(" %d", d);
-    printf(" (%zu parameters, %zu bucket(s)%s), %lld training / %lld test images, batch %d, "
-           "lr %g, momentum %g\n",
-           mlp_.paramCount(), sync_.bucketCount(), o_.overlap ? "" : ", no overlap",
-           (long long)train_.count, (long long)test_.count, o_.batch, double(o_.lr),
-           double(o_.momentum));
+    printf(
+        " (%zu parameters, %zu bucket(s)%s), %lld training / %lld test images, batch %d, "
+        "lr %g, momentum %g\n",
+        mlp_.paramCount(), sync_.bucketCount(), o_.overlap ? "" : ", no overlap",
+        (long long)train_.count, (long long)test_.count, o_.batch, double(o_.lr),
+        double(o_.momentum));
     fflush(stdout);
   }
   bool stopped = false;

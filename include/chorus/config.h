@@ -19,7 +19,7 @@ struct Config {
   std::string topoFile;             // CHORUS_TOPO_FILE: load the topology instead of discovering
   std::string topoDumpFile;         // CHORUS_TOPO_DUMP_FILE: rank 0 writes the job topology here
   std::string tuneFile;             // CHORUS_TUNE_FILE: link estimates measured by chorus-tune
-  std::string algo;                 // CHORUS_ALGO: force algorithms, "allreduce=ring,allgather=bruck"
+  std::string algo;  // CHORUS_ALGO: force algorithms, "allreduce=ring,allgather=bruck"
 
   // Starts from the defaults above and applies whatever CHORUS_* variables are set. A
   // malformed value is an InvalidArgument naming the variable.

@@ -28,7 +28,9 @@ class [[nodiscard]] Status {
   Status(StatusCode code, std::string message);
 
   static Status Ok() { return Status(); }
-  static Status InvalidArgument(std::string m) { return {StatusCode::InvalidArgument, std::move(m)}; }
+  static Status InvalidArgument(std::string m) {
+    return {StatusCode::InvalidArgument, std::move(m)};
+  }
   static Status InvalidUsage(std::string m) { return {StatusCode::InvalidUsage, std::move(m)}; }
   static Status SystemError(std::string m) { return {StatusCode::SystemError, std::move(m)}; }
   // Appends ": <strerror(err)>" to the message.
@@ -58,8 +60,8 @@ class [[nodiscard]] Status {
 }  // namespace chorus
 
 // Returns early from the enclosing function when `expr` yields a non-ok Status.
-#define CHORUS_RETURN_IF_ERROR(expr)   \
-  do {                                 \
-    ::chorus::Status _st = (expr);     \
-    if (!_st.ok()) return _st;         \
+#define CHORUS_RETURN_IF_ERROR(expr) \
+  do {                               \
+    ::chorus::Status _st = (expr);   \
+    if (!_st.ok()) return _st;       \
   } while (0)

@@ -97,7 +97,9 @@ Logger& logger() {
 
 }  // namespace
 
-const LogSettings& logSettings() { return logger().settings; }
+const LogSettings& logSettings() {
+  return logger().settings;
+}
 
 void logReload() {
   Logger& l = logger();

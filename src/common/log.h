@@ -40,11 +40,11 @@ void logWrite(LogLevel level, uint32_t subsys, const char* file, int line, const
 
 }  // namespace chorus
 
-#define CHORUS_LOG(level, subsys, ...)                                                         \
-  do {                                                                                         \
-    if (::chorus::logEnabled(::chorus::LogLevel::level, ::chorus::subsys))                     \
-      ::chorus::logWrite(::chorus::LogLevel::level, ::chorus::subsys, __FILE__, __LINE__,      \
-                         __VA_ARGS__);                                                         \
+#define CHORUS_LOG(level, subsys, ...)                                                    \
+  do {                                                                                    \
+    if (::chorus::logEnabled(::chorus::LogLevel::level, ::chorus::subsys))                \
+      ::chorus::logWrite(::chorus::LogLevel::level, ::chorus::subsys, __FILE__, __LINE__, \
+                         __VA_ARGS__);                                                    \
   } while (0)
 
 #define LOG_WARN(subsys, ...) CHORUS_LOG(Warn, subsys, __VA_ARGS__)

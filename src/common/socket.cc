@@ -157,10 +157,14 @@ Status findInterfaces(const std::string& spec, size_t maxCount, std::vector<NetI
 bool parseFamily(const std::string& text, int* family) {
   std::string t;
   for (char c : text) t += char(tolower(static_cast<unsigned char>(c)));
-  if (t.empty() || t == "any" || t == "af_unspec") *family = AF_UNSPEC;
-  else if (t == "4" || t == "ipv4" || t == "inet" || t == "af_inet") *family = AF_INET;
-  else if (t == "6" || t == "ipv6" || t == "inet6" || t == "af_inet6") *family = AF_INET6;
-  else return false;
+  if (t.empty() || t == "any" || t == "af_unspec")
+    *family = AF_UNSPEC;
+  else if (t == "4" || t == "ipv4" || t == "inet" || t == "af_inet")
+    *family = AF_INET;
+  else if (t == "6" || t == "ipv6" || t == "inet6" || t == "af_inet6")
+    *family = AF_INET6;
+  else
+    return false;
   return true;
 }
 

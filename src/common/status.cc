@@ -6,15 +6,24 @@ namespace chorus {
 
 const char* statusCodeName(StatusCode c) {
   switch (c) {
-    case StatusCode::Ok: return "OK";
-    case StatusCode::InvalidArgument: return "InvalidArgument";
-    case StatusCode::InvalidUsage: return "InvalidUsage";
-    case StatusCode::SystemError: return "SystemError";
-    case StatusCode::RemoteError: return "RemoteError";
-    case StatusCode::Timeout: return "Timeout";
-    case StatusCode::Aborted: return "Aborted";
-    case StatusCode::Unsupported: return "Unsupported";
-    case StatusCode::Internal: return "Internal";
+    case StatusCode::Ok:
+      return "OK";
+    case StatusCode::InvalidArgument:
+      return "InvalidArgument";
+    case StatusCode::InvalidUsage:
+      return "InvalidUsage";
+    case StatusCode::SystemError:
+      return "SystemError";
+    case StatusCode::RemoteError:
+      return "RemoteError";
+    case StatusCode::Timeout:
+      return "Timeout";
+    case StatusCode::Aborted:
+      return "Aborted";
+    case StatusCode::Unsupported:
+      return "Unsupported";
+    case StatusCode::Internal:
+      return "Internal";
   }
   return "Unknown";
 }

@@ -4,9 +4,9 @@
 
 #include <atomic>
 #include <map>
-#include <tuple>
 #include <memory>
 #include <mutex>
+#include <tuple>
 #include <unordered_map>
 #include <vector>
 
@@ -39,7 +39,7 @@ struct Communicator::Impl {
   Config config;
   std::unique_ptr<Bootstrap> bootstrap;
   std::unique_ptr<ShmTransport> shm;
-  std::unique_ptr<NetTransports> net;    // TCP and the shm+tcp sleeper, when peers are remote
+  std::unique_ptr<NetTransports> net;        // TCP and the shm+tcp sleeper, when peers are remote
   std::atomic<Transport*> sleeper{nullptr};  // what the executor sleeps on, to wake it
   std::unique_ptr<Executor> executor;
   topo::Topology topology;  // the job's machines (and tuned estimates), for the selector
@@ -81,8 +81,7 @@ struct Communicator::Impl {
     uint32_t seq = 0;
     void* out = nullptr;
   };
-  Status prepare(const OpDesc& d, const void* in, void* out, const void* premulScalar,
-                 Prepared* p);
+  Status prepare(const OpDesc& d, const void* in, void* out, const void* premulScalar, Prepared* p);
   void start(const Prepared& p);
   // After the executor finished: post-processing (Avg's division).
   void finish(const Prepared& p);

@@ -29,7 +29,8 @@ Status Config::validate() const {
   if (shmSlotBytes < 64 || shmSlotBytes % 64 || shmSlotBytes > (size_t(1) << 30))
     return Status::InvalidArgument(
         "configuration: shm slot size must be a multiple of 64 between 64 B and 1 GiB "
-        "(CHORUS_SHM_SLOT_BYTES=" + std::to_string(shmSlotBytes) + ")");
+        "(CHORUS_SHM_SLOT_BYTES=" +
+        std::to_string(shmSlotBytes) + ")");
   if (shmSlots < 1 || shmSlots > 1024)
     return Status::InvalidArgument("configuration: CHORUS_SHM_SLOTS must be 1..1024, not " +
                                    std::to_string(shmSlots));

@@ -45,8 +45,9 @@ void Executor::start(const Plan& plan, const OpDesc& desc, uint32_t opSeq, RedOp
   deadline_ = deadline;
   esize_ = dataTypeSize(desc.dtype);
   p2p_ = desc.coll == Collective::Send || desc.coll == Collective::Recv;
-  expect_ = WireHeader{desc.count, opSeq, desc.root, 0, uint8_t(desc.coll), uint8_t(desc.dtype),
-                       uint8_t(desc.op), 0};
+  expect_ =
+      WireHeader{desc.count,       opSeq, desc.root, 0, uint8_t(desc.coll), uint8_t(desc.dtype),
+                 uint8_t(desc.op), 0};
   if (p2p_) {
     // Point-to-point messages match by order on the channel: no collective number, and each
     // step's own byte count is what the other side must have posted.
@@ -72,10 +73,18 @@ void Executor::start(const Plan& plan, const OpDesc& desc, uint32_t opSeq, RedOp
 char* Executor::ptr(BufRef r) const {
   char* base;
   switch (r.buf) {
-    case BufferId::Input: base = static_cast<char*>(const_cast<void*>(bufs_->input)); break;
-    case BufferId::Output: base = static_cast<char*>(bufs_->output); break;
-    case BufferId::Scratch: base = static_cast<char*>(bufs_->scratch); break;
-    default: base = bufs_->user[int(r.buf) - kFirstUserBuffer]; break;
+    case BufferId::Input:
+      base = static_cast<char*>(const_cast<void*>(bufs_->input));
+      break;
+    case BufferId::Output:
+      base = static_cast<char*>(bufs_->output);
+      break;
+    case BufferId::Scratch:
+      base = static_cast<char*>(bufs_->scratch);
+      break;
+    default:
+      base = bufs_->user[int(r.buf) - kFirstUserBuffer];
+      break;
   }
   return base + r.offset * esize_;
 }
@@ -252,10 +261,16 @@ Executor::Poll Executor::poll(Status* err) {
     }
     allDone = false;
     switch ((*steps_)[i].kind) {
-      case StepKind::Send: moved |= advanceSend(int(i)); break;
+      case StepKind::Send:
+        moved |= advanceSend(int(i));
+        break;
       case StepKind::Recv:
-      case StepKind::RecvReduce: moved |= advanceRecv(int(i), err); break;
-      case StepKind::Copy: moved |= advanceCopy(int(i)); break;
+      case StepKind::RecvReduce:
+        moved |= advanceRecv(int(i), err);
+        break;
+      case StepKind::Copy:
+        moved |= advanceCopy(int(i));
+        break;
     }
     if (!err->ok()) return Poll::Failed;
   }
@@ -371,8 +386,8 @@ std::string Executor::blockedOn() const {
     where = ", waiting for rank " + std::to_string(env_.rank) + "'s " +
             (env_.sleeper ? env_.sleeper->name() : "?") + " connection to rank " +
             std::to_string(lent_.front().peer) + " to take the data it sends in place";
-  return desc_.toString() +
-         (p2p_ ? "" : " (collective #" + std::to_string(expect_.opSeq) + ")") + where;
+  return desc_.toString() + (p2p_ ? "" : " (collective #" + std::to_string(expect_.opSeq) + ")") +
+         where;
 }
 
 Status Executor::waitingError() const {

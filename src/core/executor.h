@@ -96,7 +96,7 @@ class Executor {
   bool advanceRecv(int i, Status* err);
   bool advanceCopy(int i);
   void postReceives(int i, Connection* c, char* dst);
-  bool lentPending();                               // drops the returned ones
+  bool lentPending();                                     // drops the returned ones
   bool lentOverlaps(const char* begin, const char* end);  // ... then checks the rest
   bool headerMatches(const WireHeader& h, const Step& s, uint64_t n) const;
   Status mismatch(const WireHeader& got, int peer) const;

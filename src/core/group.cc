@@ -29,7 +29,9 @@ struct GroupState {
 };
 thread_local GroupState tlsGroup;
 
-bool isP2p(const OpDesc& d) { return d.coll == Collective::Send || d.coll == Collective::Recv; }
+bool isP2p(const OpDesc& d) {
+  return d.coll == Collective::Send || d.coll == Collective::Recv;
+}
 
 // Builds one schedule from a communicator's grouped sends and receives (counted in bytes).
 // A send to self is paired, in order, with a receive from self and becomes a copy.
@@ -57,11 +59,10 @@ Status mergeP2p(Communicator::Impl* c, const std::vector<const Queued*>& ops,
                                 std::to_string(selfRecvs.size()) + " receives from itself");
   for (size_t i = 0; i < selfSends.size(); ++i) {
     if (selfSends[i]->desc.count != selfRecvs[i]->desc.count)
-      return Status::InvalidUsage("group on rank " + std::to_string(c->rank) +
-                                  ": a send to itself of " +
-                                  std::to_string(selfSends[i]->desc.count) +
-                                  " bytes meets a receive of " +
-                                  std::to_string(selfRecvs[i]->desc.count));
+      return Status::InvalidUsage(
+          "group on rank " + std::to_string(c->rank) + ": a send to itself of " +
+          std::to_string(selfSends[i]->desc.count) + " bytes meets a receive of " +
+          std::to_string(selfRecvs[i]->desc.count));
     p->bufs.user.push_back(static_cast<char*>(const_cast<void*>(selfSends[i]->in)));
     p->bufs.user.push_back(static_cast<char*>(selfRecvs[i]->out));
     const int k = int(p->bufs.user.size());
@@ -129,7 +130,8 @@ void idleWait(std::vector<CommWork>& work, int64_t idleSince, uint64_t idle) {
 Status runGroup(std::vector<Queued>& ops) {
   std::vector<CommWork> work;
   for (const Queued& q : ops) {
-    auto it = std::find_if(work.begin(), work.end(), [&](const CommWork& w) { return w.comm == q.comm; });
+    auto it =
+        std::find_if(work.begin(), work.end(), [&](const CommWork& w) { return w.comm == q.comm; });
     if (it == work.end()) {
       work.push_back(CommWork{});
       it = work.end() - 1;
@@ -208,8 +210,12 @@ Status runGroup(std::vector<Queued>& ops) {
 
 }  // namespace
 
-void groupStart() { ++tlsGroup.depth; }
-int groupDepth() { return tlsGroup.depth; }
+void groupStart() {
+  ++tlsGroup.depth;
+}
+int groupDepth() {
+  return tlsGroup.depth;
+}
 
 Status groupEnd() {
   GroupState& g = tlsGroup;

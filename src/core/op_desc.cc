@@ -4,17 +4,28 @@ namespace chorus {
 
 const char* collectiveName(Collective c) {
   switch (c) {
-    case Collective::AllReduce: return "allreduce";
-    case Collective::ReduceScatter: return "reduce_scatter";
-    case Collective::AllGather: return "allgather";
-    case Collective::Broadcast: return "broadcast";
-    case Collective::Reduce: return "reduce";
-    case Collective::AllToAll: return "alltoall";
-    case Collective::Gather: return "gather";
-    case Collective::Scatter: return "scatter";
-    case Collective::Send: return "send";
-    case Collective::Recv: return "recv";
-    case Collective::Barrier: return "barrier";
+    case Collective::AllReduce:
+      return "allreduce";
+    case Collective::ReduceScatter:
+      return "reduce_scatter";
+    case Collective::AllGather:
+      return "allgather";
+    case Collective::Broadcast:
+      return "broadcast";
+    case Collective::Reduce:
+      return "reduce";
+    case Collective::AllToAll:
+      return "alltoall";
+    case Collective::Gather:
+      return "gather";
+    case Collective::Scatter:
+      return "scatter";
+    case Collective::Send:
+      return "send";
+    case Collective::Recv:
+      return "recv";
+    case Collective::Barrier:
+      return "barrier";
   }
   return "unknown";
 }

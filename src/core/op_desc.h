@@ -30,7 +30,7 @@ struct OpDesc {
   Collective coll = Collective::AllReduce;
   DataType dtype = DataType::Float32;
   RedOp op = RedOp::Sum;
-  int root = -1;      // broadcast/reduce/gather/scatter root; send/recv peer
+  int root = -1;       // broadcast/reduce/gather/scatter root; send/recv peer
   uint64_t count = 0;  // in the unit the API takes (per-rank count for allgather, recvcount for
                        // reduce_scatter, per-peer count for alltoall)
   bool inPlace = false;

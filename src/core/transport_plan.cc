@@ -30,8 +30,10 @@ TransportPlan planTransports(const std::vector<int>& hostOf, int rank, bool forc
     p.shmActive |= sameHost;
   }
   // tcpUsed must be job-wide: some pair anywhere, not just this rank's.
-  if (forceTcp) p.tcpUsed = size > 1;
-  else p.tcpUsed = !p.oneHost;
+  if (forceTcp)
+    p.tcpUsed = size > 1;
+  else
+    p.tcpUsed = !p.oneHost;
   if (p.tcpUsed && shmUsed)
     p.payload = std::min(shmSlotBytes, tcp.chunkBytes);
   else

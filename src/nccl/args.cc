@@ -34,8 +34,8 @@ Status checkBuffer(const void* p, size_t count, size_t perRank, DataType t, cons
   constexpr uint64_t kMaxBytes = uint64_t(1) << 48;
   const uint64_t elemSize = dataTypeSize(t);
   if (perRank && count > kMaxBytes / elemSize / perRank)
-    return Status::InvalidArgument("count " + std::to_string(count) + " is too large for " +
-                                   name + " (the byte size overflows)");
+    return Status::InvalidArgument("count " + std::to_string(count) + " is too large for " + name +
+                                   " (the byte size overflows)");
   if (count && perRank && !p)
     return Status::InvalidArgument(std::string(name) + " is NULL but count is " +
                                    std::to_string(count));

@@ -43,16 +43,17 @@ extern "C" ncclResult_t pncclAllReduce(const void* sendbuff, void* recvbuff, siz
     CHORUS_RETURN_IF_ERROR(c->redops.resolve(rawValue(op), t, &r));
     CHORUS_RETURN_IF_ERROR(checkBuffer(sendbuff, count, 1, t, "sendbuff"));
     CHORUS_RETURN_IF_ERROR(checkBuffer(recvbuff, count, 1, t, "recvbuff"));
-    return issue(c, call(Collective::AllReduce, count, t, -1, r.reduction().op), [=](Communicator& core) {
-      return core.allReduce(sendbuff, recvbuff, count, t, r.reduction());
-    });
+    return issue(c, call(Collective::AllReduce, count, t, -1, r.reduction().op),
+                 [=](Communicator& core) {
+                   return core.allReduce(sendbuff, recvbuff, count, t, r.reduction());
+                 });
   });
 }
 NCCL_WEAK_ALIAS(ncclAllReduce);
 
 extern "C" ncclResult_t pncclReduceScatter(const void* sendbuff, void* recvbuff, size_t recvcount,
-                                           ncclDataType_t datatype, ncclRedOp_t op,
-                                           ncclComm_t comm, cudaStream_t stream) {
+                                           ncclDataType_t datatype, ncclRedOp_t op, ncclComm_t comm,
+                                           cudaStream_t stream) {
   return guard("ncclReduceScatter", [&]() -> Status {
     CommRef c;
     DataType t;
@@ -79,9 +80,8 @@ extern "C" ncclResult_t pncclAllGather(const void* sendbuff, void* recvbuff, siz
     CHORUS_RETURN_IF_ERROR(checkBuffer(sendbuff, sendcount, 1, t, "sendbuff"));
     CHORUS_RETURN_IF_ERROR(checkBuffer(recvbuff, sendcount, c->nranks, t, "recvbuff"));
     OpDesc h = call(Collective::AllGather, sendcount, t);
-    return issue(c, h, [=](Communicator& core) {
-      return core.allGather(sendbuff, recvbuff, sendcount, t);
-    });
+    return issue(
+        c, h, [=](Communicator& core) { return core.allGather(sendbuff, recvbuff, sendcount, t); });
   });
 }
 NCCL_WEAK_ALIAS(ncclAllGather);
@@ -133,9 +133,10 @@ extern "C" ncclResult_t pncclReduce(const void* sendbuff, void* recvbuff, size_t
     CHORUS_RETURN_IF_ERROR(checkBuffer(sendbuff, count, 1, t, "sendbuff"));
     // recvbuff may be NULL everywhere but on the root.
     if (c->rank == root) CHORUS_RETURN_IF_ERROR(checkBuffer(recvbuff, count, 1, t, "recvbuff"));
-    return issue(c, call(Collective::Reduce, count, t, root, r.reduction().op), [=](Communicator& core) {
-      return core.reduce(sendbuff, recvbuff, count, t, r.reduction(), root);
-    });
+    return issue(c, call(Collective::Reduce, count, t, root, r.reduction().op),
+                 [=](Communicator& core) {
+                   return core.reduce(sendbuff, recvbuff, count, t, r.reduction(), root);
+                 });
   });
 }
 NCCL_WEAK_ALIAS(ncclReduce);
@@ -150,9 +151,8 @@ extern "C" ncclResult_t pncclAlltoAll(const void* sendbuff, void* recvbuff, size
     CHORUS_RETURN_IF_ERROR(checkBuffer(sendbuff, count, c->nranks, t, "sendbuff"));
     CHORUS_RETURN_IF_ERROR(checkBuffer(recvbuff, count, c->nranks, t, "recvbuff"));
     OpDesc h = call(Collective::AllToAll, count, t);
-    return issue(c, h, [=](Communicator& core) {
-      return core.allToAll(sendbuff, recvbuff, count, t);
-    });
+    return issue(c, h,
+                 [=](Communicator& core) { return core.allToAll(sendbuff, recvbuff, count, t); });
   });
 }
 NCCL_WEAK_ALIAS(ncclAlltoAll);
@@ -169,9 +169,8 @@ extern "C" ncclResult_t pncclGather(const void* sendbuff, void* recvbuff, size_t
     if (c->rank == root)
       CHORUS_RETURN_IF_ERROR(checkBuffer(recvbuff, count, c->nranks, t, "recvbuff"));
     OpDesc h = call(Collective::Gather, count, t, root);
-    return issue(c, h, [=](Communicator& core) {
-      return core.gather(sendbuff, recvbuff, count, t, root);
-    });
+    return issue(
+        c, h, [=](Communicator& core) { return core.gather(sendbuff, recvbuff, count, t, root); });
   });
 }
 NCCL_WEAK_ALIAS(ncclGather);
@@ -188,9 +187,8 @@ extern "C" ncclResult_t pncclScatter(const void* sendbuff, void* recvbuff, size_
       CHORUS_RETURN_IF_ERROR(checkBuffer(sendbuff, count, c->nranks, t, "sendbuff"));
     CHORUS_RETURN_IF_ERROR(checkBuffer(recvbuff, count, 1, t, "recvbuff"));
     OpDesc h = call(Collective::Scatter, count, t, root);
-    return issue(c, h, [=](Communicator& core) {
-      return core.scatter(sendbuff, recvbuff, count, t, root);
-    });
+    return issue(
+        c, h, [=](Communicator& core) { return core.scatter(sendbuff, recvbuff, count, t, root); });
   });
 }
 NCCL_WEAK_ALIAS(ncclScatter);
@@ -203,9 +201,8 @@ extern "C" ncclResult_t pncclSend(const void* sendbuff, size_t count, ncclDataTy
     CHORUS_RETURN_IF_ERROR(begin(comm, stream, datatype, &c, &t));
     CHORUS_RETURN_IF_ERROR(checkRank(*c, peer, "peer"));
     CHORUS_RETURN_IF_ERROR(checkBuffer(sendbuff, count, 1, t, "sendbuff"));
-    return issue(c, call(Collective::Send, count, t, peer), [=](Communicator& core) {
-      return core.send(sendbuff, count, t, peer);
-    });
+    return issue(c, call(Collective::Send, count, t, peer),
+                 [=](Communicator& core) { return core.send(sendbuff, count, t, peer); });
   });
 }
 NCCL_WEAK_ALIAS(ncclSend);
@@ -218,9 +215,8 @@ extern "C" ncclResult_t pncclRecv(void* recvbuff, size_t count, ncclDataType_t d
     CHORUS_RETURN_IF_ERROR(begin(comm, stream, datatype, &c, &t));
     CHORUS_RETURN_IF_ERROR(checkRank(*c, peer, "peer"));
     CHORUS_RETURN_IF_ERROR(checkBuffer(recvbuff, count, 1, t, "recvbuff"));
-    return issue(c, call(Collective::Recv, count, t, peer), [=](Communicator& core) {
-      return core.recv(recvbuff, count, t, peer);
-    });
+    return issue(c, call(Collective::Recv, count, t, peer),
+                 [=](Communicator& core) { return core.recv(recvbuff, count, t, peer); });
   });
 }
 NCCL_WEAK_ALIAS(ncclRecv);

@@ -51,7 +51,8 @@ Status acquireReady(ncclComm_t c, CommRef* out) {
   int st = c->state.load(std::memory_order_acquire);
   std::string who = "rank " + std::to_string(c->rank) + " of " + std::to_string(c->nranks);
   if (st == ncclInProgress)
-    return Status::InvalidUsage(who + ": the communicator is still initialising; poll "
+    return Status::InvalidUsage(who +
+                                ": the communicator is still initialising; poll "
                                 "ncclCommGetAsyncError until it reports ncclSuccess");
   if (st != ncclSuccess)
     return Status::InvalidUsage(who + ": the communicator failed to initialise: " + c->initError);

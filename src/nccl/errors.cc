@@ -18,17 +18,26 @@ std::string gLast;  // guarded by gLastMu
 
 ncclResult_t toResult(StatusCode code) {
   switch (code) {
-    case StatusCode::Ok: return ncclSuccess;
-    case StatusCode::InvalidArgument: return ncclInvalidArgument;
-    case StatusCode::InvalidUsage: return ncclInvalidUsage;
-    case StatusCode::Unsupported: return ncclInvalidUsage;
+    case StatusCode::Ok:
+      return ncclSuccess;
+    case StatusCode::InvalidArgument:
+      return ncclInvalidArgument;
+    case StatusCode::InvalidUsage:
+      return ncclInvalidUsage;
+    case StatusCode::Unsupported:
+      return ncclInvalidUsage;
     // A user's abort makes later use of the communicator a usage error, as in NCCL.
-    case StatusCode::Aborted: return ncclInvalidUsage;
-    case StatusCode::SystemError: return ncclSystemError;
+    case StatusCode::Aborted:
+      return ncclInvalidUsage;
+    case StatusCode::SystemError:
+      return ncclSystemError;
     // A deadline passes when a peer stopped answering: the peer's fault, not ours.
-    case StatusCode::Timeout: return ncclRemoteError;
-    case StatusCode::RemoteError: return ncclRemoteError;
-    case StatusCode::Internal: return ncclInternalError;
+    case StatusCode::Timeout:
+      return ncclRemoteError;
+    case StatusCode::RemoteError:
+      return ncclRemoteError;
+    case StatusCode::Internal:
+      return ncclInternalError;
   }
   return ncclInternalError;
 }
@@ -52,15 +61,24 @@ std::string lastErrorText() {
 extern "C" const char* pncclGetErrorString(ncclResult_t result) {
   // NCCL's own wording: programs and their tests compare these strings.
   switch (rawValue(result)) {
-    case ncclSuccess: return "no error";
-    case ncclUnhandledCudaError: return "unhandled cuda error (run with NCCL_DEBUG=INFO for details)";
-    case ncclSystemError: return "unhandled system error (run with NCCL_DEBUG=INFO for details)";
-    case ncclInternalError: return "internal error - please report this issue to the NCCL developers";
-    case ncclInvalidArgument: return "invalid argument (run with NCCL_DEBUG=WARN for details)";
-    case ncclInvalidUsage: return "invalid usage (run with NCCL_DEBUG=WARN for details)";
-    case ncclRemoteError: return "remote process exited or there was a network error";
-    case ncclInProgress: return "NCCL operation in progress";
-    default: return "unknown result code";
+    case ncclSuccess:
+      return "no error";
+    case ncclUnhandledCudaError:
+      return "unhandled cuda error (run with NCCL_DEBUG=INFO for details)";
+    case ncclSystemError:
+      return "unhandled system error (run with NCCL_DEBUG=INFO for details)";
+    case ncclInternalError:
+      return "internal error - please report this issue to the NCCL developers";
+    case ncclInvalidArgument:
+      return "invalid argument (run with NCCL_DEBUG=WARN for details)";
+    case ncclInvalidUsage:
+      return "invalid usage (run with NCCL_DEBUG=WARN for details)";
+    case ncclRemoteError:
+      return "remote process exited or there was a network error";
+    case ncclInProgress:
+      return "NCCL operation in progress";
+    default:
+      return "unknown result code";
   }
 }
 NCCL_WEAK_ALIAS(ncclGetErrorString);

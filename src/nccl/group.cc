@@ -47,8 +47,8 @@ Status finishInits(const std::vector<ncclComm*>& inits, bool* pending) {
     }
     joinInit(c.get());
     if (c->state.load() != ncclSuccess && first.ok())
-      first = Status::RemoteError("rank " + std::to_string(c->rank) + ": init failed: " +
-                                  c->initError);
+      first =
+          Status::RemoteError("rank " + std::to_string(c->rank) + ": init failed: " + c->initError);
   }
   return first;
 }
@@ -89,13 +89,17 @@ Status groupFailed(const Status& st) {
 
 }  // namespace
 
-int faceGroupDepth() { return tGroup.depth; }
+int faceGroupDepth() {
+  return tGroup.depth;
+}
 
 void noteGroupError(const Status& st) {
   if (tGroup.depth > 0 && !tGroupCall && tGroup.firstError.ok()) tGroup.firstError = st;
 }
 
-void deferInit(ncclComm* c) { tGroup.inits.push_back(c); }
+void deferInit(ncclComm* c) {
+  tGroup.inits.push_back(c);
+}
 
 Status issue(CommRef& c, const OpDesc& call, CoreCall run) {
   if (tGroup.depth == 0) return run(*c->core);

@@ -19,8 +19,7 @@ double estimateMicros(const OpDesc& call, const Communicator& core) {
   }
   Selection sel;
   // An override that cannot run the call makes the real call fail; it costs nothing then.
-  if (!selectAlgorithm(call, m.size, m.layout, m.topology, m.costParams, m.algoOverride, &sel)
-           .ok())
+  if (!selectAlgorithm(call, m.size, m.layout, m.topology, m.costParams, m.algoOverride, &sel).ok())
     return 0;
   if (sel.forced)
     return predictTime(call, buildAllRanks(*sel.chosen, call, m.size, m.layout), m.topology,

@@ -42,8 +42,7 @@ Status runInit(ncclComm* h, UniqueId id, bool background) noexcept {
   if (st.ok()) {
     h->core = std::move(core);
     LOG_INFO(kLogInit, "comm %p rank %d nranks %d%s%s - init complete", (void*)h, h->rank,
-             h->nranks, h->settings.commName.empty() ? "" : " name ",
-             h->settings.commName.c_str());
+             h->nranks, h->settings.commName.empty() ? "" : " name ", h->settings.commName.c_str());
   } else {
     h->initError = st.toString();
     if (background) recordError("ncclCommInitRank", st);
@@ -52,7 +51,9 @@ Status runInit(ncclComm* h, UniqueId id, bool background) noexcept {
   return st;
 }
 
-void runInitInBackground(ncclComm* h, UniqueId id) { (void)runInit(h, id, true); }
+void runInitInBackground(ncclComm* h, UniqueId id) {
+  (void)runInit(h, id, true);
+}
 
 Status checkInitArgs(ncclComm_t* out, int nranks, int rank) {
   if (!out) return Status::InvalidArgument("comm (the output pointer) is NULL");
@@ -115,9 +116,8 @@ NCCL_WEAK_ALIAS(ncclGetUniqueId);
 extern "C" ncclResult_t pncclCommInitRankConfig(ncclComm_t* comm, int nranks, ncclUniqueId commId,
                                                 int rank, ncclConfig_t* config) {
   bool pending = false;
-  ncclResult_t r = guard("ncclCommInitRankConfig", [&] {
-    return initRank(comm, nranks, commId, rank, config, &pending);
-  });
+  ncclResult_t r = guard("ncclCommInitRankConfig",
+                         [&] { return initRank(comm, nranks, commId, rank, config, &pending); });
   return progressOr(r, pending);
 }
 NCCL_WEAK_ALIAS(ncclCommInitRankConfig);

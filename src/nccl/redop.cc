@@ -11,15 +11,19 @@ Status RedOpTable::create(const void* scalar, DataType type, bool deferred, nccl
   Slot s;
   s.live = true;
   s.type = type;
-  if (deferred) s.deferred = scalar;
-  else memcpy(s.scalar, scalar, dataTypeSize(type));
+  if (deferred)
+    s.deferred = scalar;
+  else
+    memcpy(s.scalar, scalar, dataTypeSize(type));
   std::lock_guard<std::mutex> g(mu_);
   size_t i = 0;
   while (i < slots_.size() && slots_[i].live) ++i;
   if (i >= size_t(ncclMaxRedOp) - ncclNumOps)
     return Status::InvalidUsage("too many custom reduction operators on this communicator");
-  if (i == slots_.size()) slots_.push_back(s);
-  else slots_[i] = s;
+  if (i == slots_.size())
+    slots_.push_back(s);
+  else
+    slots_[i] = s;
   *out = ncclRedOp_t(ncclNumOps + int(i));
   return Status::Ok();
 }

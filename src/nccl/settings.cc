@@ -47,7 +47,9 @@ void resetNewerFields(ncclConfig_t* cfg) {
   }
 }
 
-bool undefOr(int v, int lo, int hi) { return v == NCCL_CONFIG_UNDEF_INT || (v >= lo && v <= hi); }
+bool undefOr(int v, int lo, int hi) {
+  return v == NCCL_CONFIG_UNDEF_INT || (v >= lo && v <= hi);
+}
 
 Status badField(const char* name, int v, const char* allowed) {
   return Status::InvalidArgument("ncclConfig_t." + std::string(name) + " = " + std::to_string(v) +

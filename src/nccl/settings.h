@@ -9,9 +9,9 @@
 namespace chorus::nccl {
 
 struct CommSettings {
-  Config core;            // from CHORUS_* (and the NCCL_* names mapped onto them)
-  bool blocking = true;   // false: init and split return ncclInProgress until done
-  std::string commName;   // for log lines only
+  Config core;           // from CHORUS_* (and the NCCL_* names mapped onto them)
+  bool blocking = true;  // false: init and split return ncclInProgress until done
+  std::string commName;  // for log lines only
 };
 
 // Reads a caller's ncclConfig_t the way NCCL does: at most `size` bytes are trusted, the magic

@@ -33,7 +33,8 @@ Status splitInto(ncclComm& parent, int color, int key, const ncclConfig_t* confi
 }
 
 Status checkExcludeList(const ncclComm& c, const int* list, int count, bool* excludesMe) {
-  if (count < 0) return Status::InvalidArgument("excludeRanksCount " + std::to_string(count) + " < 0");
+  if (count < 0)
+    return Status::InvalidArgument("excludeRanksCount " + std::to_string(count) + " < 0");
   if (count > 0 && !list) return Status::InvalidArgument("excludeRanksList is NULL");
   std::vector<int> seen(list, list + count);
   std::sort(seen.begin(), seen.end());

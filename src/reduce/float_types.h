@@ -138,7 +138,9 @@ CHORUS_HD static inline float decodeNarrow(uint32_t h) {
 CHORUS_HD static inline uint16_t floatToHalfBits(float f) {
   return static_cast<uint16_t>(encodeNarrow<Fp16Format>(f));
 }
-CHORUS_HD static inline float halfBitsToFloat(uint16_t h) { return decodeNarrow<Fp16Format>(h); }
+CHORUS_HD static inline float halfBitsToFloat(uint16_t h) {
+  return decodeNarrow<Fp16Format>(h);
+}
 
 CHORUS_HD static inline uint16_t floatToBf16Bits(float f) {
   return static_cast<uint16_t>(encodeNarrow<Bf16Format>(f));
@@ -151,11 +153,15 @@ CHORUS_HD static inline float bf16BitsToFloat(uint16_t h) {
 CHORUS_HD static inline uint8_t floatToE4m3Bits(float f) {
   return static_cast<uint8_t>(encodeNarrow<E4m3Format>(f));
 }
-CHORUS_HD static inline float e4m3BitsToFloat(uint8_t h) { return decodeNarrow<E4m3Format>(h); }
+CHORUS_HD static inline float e4m3BitsToFloat(uint8_t h) {
+  return decodeNarrow<E4m3Format>(h);
+}
 
 CHORUS_HD static inline uint8_t floatToE5m2Bits(float f) {
   return static_cast<uint8_t>(encodeNarrow<E5m2Format>(f));
 }
-CHORUS_HD static inline float e5m2BitsToFloat(uint8_t h) { return decodeNarrow<E5m2Format>(h); }
+CHORUS_HD static inline float e5m2BitsToFloat(uint8_t h) {
+  return decodeNarrow<E5m2Format>(h);
+}
 
 }  // namespace chorus

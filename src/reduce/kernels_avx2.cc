@@ -12,9 +12,15 @@ namespace {
 struct VF8 {
   __m256 v;
 };
-inline VF8 sumOf(VF8 a, VF8 b) { return {_mm256_add_ps(a.v, b.v)}; }
-inline VF8 prodOf(VF8 a, VF8 b) { return {_mm256_mul_ps(a.v, b.v)}; }
-inline VF8 divOf(VF8 a, VF8 b) { return {_mm256_div_ps(a.v, b.v)}; }
+inline VF8 sumOf(VF8 a, VF8 b) {
+  return {_mm256_add_ps(a.v, b.v)};
+}
+inline VF8 prodOf(VF8 a, VF8 b) {
+  return {_mm256_mul_ps(a.v, b.v)};
+}
+inline VF8 divOf(VF8 a, VF8 b) {
+  return {_mm256_div_ps(a.v, b.v)};
+}
 // maxps/minps return b when either input is NaN; patch a's NaN back in to match maxOf().
 inline VF8 maxOf(VF8 a, VF8 b) {
   return {_mm256_blendv_ps(_mm256_max_ps(a.v, b.v), a.v, _mm256_cmp_ps(a.v, a.v, _CMP_UNORD_Q))};

@@ -16,10 +16,18 @@ namespace {
 struct VF16 {
   __m512 v;
 };
-inline __mmask16 isNan(__m512 a) { return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q); }
-inline VF16 sumOf(VF16 a, VF16 b) { return {_mm512_add_ps(a.v, b.v)}; }
-inline VF16 prodOf(VF16 a, VF16 b) { return {_mm512_mul_ps(a.v, b.v)}; }
-inline VF16 divOf(VF16 a, VF16 b) { return {_mm512_div_ps(a.v, b.v)}; }
+inline __mmask16 isNan(__m512 a) {
+  return _mm512_cmp_ps_mask(a, a, _CMP_UNORD_Q);
+}
+inline VF16 sumOf(VF16 a, VF16 b) {
+  return {_mm512_add_ps(a.v, b.v)};
+}
+inline VF16 prodOf(VF16 a, VF16 b) {
+  return {_mm512_mul_ps(a.v, b.v)};
+}
+inline VF16 divOf(VF16 a, VF16 b) {
+  return {_mm512_div_ps(a.v, b.v)};
+}
 // maxps/minps return b when either input is NaN; patch a's NaN back in to match maxOf().
 inline VF16 maxOf(VF16 a, VF16 b) {
   return {_mm512_mask_blend_ps(isNan(a.v), _mm512_max_ps(a.v, b.v), a.v)};

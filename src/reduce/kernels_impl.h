@@ -63,19 +63,43 @@ inline T pick(bool takeA, T a, T b) {
 }
 template <class T>
 inline T maxOf(T a, T b) {
-  if constexpr (std::is_integral_v<T>) return a > b ? a : b;
-  else return pick(__builtin_isunordered(a, a) || __builtin_isgreater(a, b), a, b);
+  if constexpr (std::is_integral_v<T>)
+    return a > b ? a : b;
+  else
+    return pick(__builtin_isunordered(a, a) || __builtin_isgreater(a, b), a, b);
 }
 template <class T>
 inline T minOf(T a, T b) {
-  if constexpr (std::is_integral_v<T>) return a < b ? a : b;
-  else return pick(__builtin_isunordered(a, a) || __builtin_isless(a, b), a, b);
+  if constexpr (std::is_integral_v<T>)
+    return a < b ? a : b;
+  else
+    return pick(__builtin_isunordered(a, a) || __builtin_isless(a, b), a, b);
 }
 
-struct OpSum { template <class C> static C apply(C a, C b) { return sumOf(a, b); } };
-struct OpProd { template <class C> static C apply(C a, C b) { return prodOf(a, b); } };
-struct OpMax { template <class C> static C apply(C a, C b) { return maxOf(a, b); } };
-struct OpMin { template <class C> static C apply(C a, C b) { return minOf(a, b); } };
+struct OpSum {
+  template <class C>
+  static C apply(C a, C b) {
+    return sumOf(a, b);
+  }
+};
+struct OpProd {
+  template <class C>
+  static C apply(C a, C b) {
+    return prodOf(a, b);
+  }
+};
+struct OpMax {
+  template <class C>
+  static C apply(C a, C b) {
+    return maxOf(a, b);
+  }
+};
+struct OpMin {
+  template <class C>
+  static C apply(C a, C b) {
+    return minOf(a, b);
+  }
+};
 
 // Types computed in their own precision.
 template <class T>

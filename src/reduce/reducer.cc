@@ -75,7 +75,7 @@ int chooseLevel() {
 }  // namespace
 
 const CpuReducer& CpuReducer::get() {
-  static const CpuReducer& chosen = [] () -> const CpuReducer& {
+  static const CpuReducer& chosen = []() -> const CpuReducer& {
     const CpuReducer& r = *tables()[chooseLevel()];
     LOG_INFO(kLogInit, "CPU reduction kernels: %s", r.isa());
     return r;

@@ -321,7 +321,8 @@ struct Parser {
     if (k == "executor") return parseExecutor(tok);
     if (k == "memory") return parseMemory(tok);
     if (estimatesOnly)
-      return error("'" + k + "' does not belong in a tuning file (reduce, link, executor, "
+      return error("'" + k +
+                   "' does not belong in a tuning file (reduce, link, executor, "
                    "memory only)");
     if (k == "host") return parseHostLine(tok);
     if (k == "ranks") return parseRanks(tok);

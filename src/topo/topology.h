@@ -95,7 +95,7 @@ struct Topology {
   // working set of that size is swept over and over): 0 up to cacheMiB, 1 from allMissMiB,
   // rising in between linearly in log(bytes), as the calibration measured the curve.
   double missFraction(double bytes) const;
-  std::string source;                     // "discovered", a file path, ...
+  std::string source;  // "discovered", a file path, ...
 
   // The class of the path data takes between two ranks (Self for a == b).
   PathClass pathBetweenRanks(int a, int b) const;

@@ -18,9 +18,9 @@ struct StepInfo {
   int pieces = 1;
   double bytesPerPiece = 0;
   double chunksPerPiece = 0;
-  int nextOnChannel = -1;                         // next step on the same (peer, direction)
-  int match = -1;                                 // a Send's matching receive step on its peer
-  int sender = -1, sentBy = -1;                   // a receive's peer rank and matching send step
+  int nextOnChannel = -1;        // next step on the same (peer, direction)
+  int match = -1;                // a Send's matching receive step on its peer
+  int sender = -1, sentBy = -1;  // a receive's peer rank and matching send step
   // A Send's piece k waits for the receive of piece k - window: the slots hold `window` pieces
   // (at least one, so that a piece is written while the one before it is read out).
   int window = 1 << 30;
@@ -102,7 +102,9 @@ BufferId canonical(const OpDesc& d, BufferId b) {
 bool sameMemory(const OpDesc& d, BufRef a, BufRef b) {
   return canonical(d, a.buf) == canonical(d, b.buf) && a.offset == b.offset;
 }
-bool sameMemory(const OpDesc& d, const Step& s) { return sameMemory(d, s.src, s.dst); }
+bool sameMemory(const OpDesc& d, const Step& s) {
+  return sameMemory(d, s.src, s.dst);
+}
 
 // GB/s is 1e3 bytes per microsecond.
 double us(double bytes, double gbs) {
@@ -514,7 +516,8 @@ double lowerBoundTime(const OpDesc& d, int size, const std::vector<int>& ranks,
       for (int dep : st.deps)
         if (dep >= 0 && size_t(dep) < k) after = after || afterRecv[dep];
       if (st.kind != StepKind::Copy) {
-        auto [it, fresh] = lastOnChannel.emplace(std::make_pair(st.peer, st.kind == StepKind::Send), int(k));
+        auto [it, fresh] =
+            lastOnChannel.emplace(std::make_pair(st.peer, st.kind == StepKind::Send), int(k));
         if (!fresh) {
           after = after || afterRecv[it->second];
           it->second = int(k);

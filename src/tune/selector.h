@@ -25,7 +25,7 @@ struct Candidate {
 
 struct Selection {
   const Algorithm* chosen = nullptr;
-  bool forced = false;                // by the override; no predictions were made then
+  bool forced = false;  // by the override; no predictions were made then
   // Fastest predicted first, then the skipped ones by bound, unavailable ones last.
   std::vector<Candidate> candidates;
   // "ring 12.3 us (picked); two_shot > 1228.0 us (bound); ..." for the INFO log.

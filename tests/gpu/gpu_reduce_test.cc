@@ -4,8 +4,8 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
-#include <string>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "cuda/cuda_reducer.h"
@@ -35,7 +35,8 @@ std::vector<unsigned char> randomValues(DataType t, size_t n, unsigned seed) {
   std::mt19937 rng(seed);
   std::uniform_real_distribution<double> u(-4, 4);
   std::vector<unsigned char> v(n * dataTypeSize(t));
-  for (size_t i = 0; i < n; ++i) storeElement(t, v.data(), i, isFloatingPoint(t) ? u(rng) : double(rng() % 200) - 100);
+  for (size_t i = 0; i < n; ++i)
+    storeElement(t, v.data(), i, isFloatingPoint(t) ? u(rng) : double(rng() % 200) - 100);
   return v;
 }
 

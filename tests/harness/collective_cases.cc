@@ -8,8 +8,9 @@
 
 namespace chorus::test {
 
-const char* const kCollNames[10] = {"AllReduce", "ReduceScatter", "AllGather", "Broadcast", "Reduce",
-                            "AllToAll", "Gather", "Scatter", "SendRecv", "Barrier"};
+const char* const kCollNames[10] = {"AllReduce", "ReduceScatter", "AllGather", "Broadcast",
+                                    "Reduce",    "AllToAll",      "Gather",    "Scatter",
+                                    "SendRecv",  "Barrier"};
 
 bool reduces(Coll c) {
   return c == Coll::AllReduce || c == Coll::ReduceScatter || c == Coll::Reduce;
@@ -49,10 +50,10 @@ std::vector<Case> casesFor(Coll c, int size) {
           root = (root + 1) % size;
         }
   // Large counts, a few types and ops: pipelining across many chunks, uneven segments.
-  const size_t big = (c == Coll::AllReduce || c == Coll::Reduce || c == Coll::Broadcast ||
-                      c == Coll::SendRecv)
-                         ? (size_t(1) << 20) + 3
-                         : ((size_t(1) << 20) + 3) / size + 1;
+  const size_t big =
+      (c == Coll::AllReduce || c == Coll::Reduce || c == Coll::Broadcast || c == Coll::SendRecv)
+          ? (size_t(1) << 20) + 3
+          : ((size_t(1) << 20) + 3) / size + 1;
   const Case bigCases[] = {{DataType::Float32, RedOp::Sum, big, false, 0},
                            {DataType::Bfloat16, RedOp::Avg, big, true, size - 1},
                            {DataType::Int8, RedOp::Max, big, false, size / 2},

@@ -10,8 +10,18 @@
 
 namespace chorus::test {
 
-enum class Coll { AllReduce, ReduceScatter, AllGather, Broadcast, Reduce, AllToAll, Gather, Scatter,
-                  SendRecv, Barrier };
+enum class Coll {
+  AllReduce,
+  ReduceScatter,
+  AllGather,
+  Broadcast,
+  Reduce,
+  AllToAll,
+  Gather,
+  Scatter,
+  SendRecv,
+  Barrier
+};
 extern const char* const kCollNames[10];
 
 struct Case {

@@ -124,7 +124,9 @@ RankGroup::~RankGroup() {
   for (int fd : reportFds_) close(fd);
 }
 
-void RankGroup::kill(int rank, int sig) { ::kill(pids_[rank], sig); }
+void RankGroup::kill(int rank, int sig) {
+  ::kill(pids_[rank], sig);
+}
 
 std::vector<RankResult> RankGroup::wait(double timeoutSec) {
   waited_ = true;

@@ -30,8 +30,8 @@ struct RankContext {
 struct RankResult {
   int rank = 0;
   pid_t pid = 0;
-  int exitCode = -1;   // valid when !signaled
-  int signal = 0;      // the signal that ended it, or 0
+  int exitCode = -1;  // valid when !signaled
+  int signal = 0;     // the signal that ended it, or 0
   bool timedOut = false;
   std::string report;  // what the rank reported
   bool ok() const { return !signaled() && exitCode == 0 && !timedOut; }

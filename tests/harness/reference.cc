@@ -21,7 +21,9 @@ uint64_t mix(uint64_t x) {
 bool isSigned(DataType t) {
   return t == DataType::Int8 || t == DataType::Int32 || t == DataType::Int64;
 }
-int bits(DataType t) { return int(dataTypeSize(t)) * 8; }
+int bits(DataType t) {
+  return int(dataTypeSize(t)) * 8;
+}
 
 uint64_t truncTo(DataType t, uint64_t v) {
   int b = bits(t);
@@ -49,7 +51,7 @@ int64_t smallInt(DataType t, int rank, uint64_t seed, size_t index) {
 double smallFloat(RedOp op, int rank, uint64_t seed, size_t index) {
   uint64_t h = mix(seed * 1000003 + uint64_t(rank) * 7919 + index);
   if (op == RedOp::Prod) return 1.0 + double(h % 500) / 1000.0;  // [1, 1.5)
-  return (double(h % 2001) - 1000.0) / 1000.0;                    // [-1, 1]
+  return (double(h % 2001) - 1000.0) / 1000.0;                   // [-1, 1]
 }
 
 std::string fmtMismatch(size_t i, double got, double want, double tol) {
@@ -98,7 +100,9 @@ std::string checkReduced(DataType t, RedOp op, const void* premulScalar, int ran
           continue;
         }
         switch (op) {
-          case RedOp::Prod: acc *= x; break;
+          case RedOp::Prod:
+            acc *= x;
+            break;
           case RedOp::Max:
           case RedOp::Min: {
             bool less = isSigned(t) ? signExtend(t, x) < signExtend(t, acc)
@@ -106,7 +110,9 @@ std::string checkReduced(DataType t, RedOp op, const void* premulScalar, int ran
             if ((op == RedOp::Min) == less) acc = x;
             break;
           }
-          default: acc += x; break;
+          default:
+            acc += x;
+            break;
         }
       }
       if (op == RedOp::Avg) {
@@ -130,10 +136,18 @@ std::string checkReduced(DataType t, RedOp op, const void* premulScalar, int ran
         continue;
       }
       switch (op) {
-        case RedOp::Prod: acc *= x; break;
-        case RedOp::Max: acc = std::max(acc, x); break;
-        case RedOp::Min: acc = std::min(acc, x); break;
-        default: acc += x; break;
+        case RedOp::Prod:
+          acc *= x;
+          break;
+        case RedOp::Max:
+          acc = std::max(acc, x);
+          break;
+        case RedOp::Min:
+          acc = std::min(acc, x);
+          break;
+        default:
+          acc += x;
+          break;
       }
     }
     if (op == RedOp::Avg) {

@@ -19,17 +19,22 @@ constexpr size_t kRsCount = 9;
 
 // Inputs of the reductions: 1 or 2, so sums, products, averages and 2x pre-multiplied sums of
 // four ranks stay exact even in fp8 e5m2, whatever the order of combination.
-double redIn(int rank, size_t i) { return 1 + double((size_t(rank) + i) % 2); }
+double redIn(int rank, size_t i) {
+  return 1 + double((size_t(rank) + i) % 2);
+}
 // Inputs of the data-movement collectives: distinct small integers per (rank, index).
-double moveIn(int rank, size_t i) { return double((size_t(rank) * 7 + i) % 5 + 1); }
+double moveIn(int rank, size_t i) {
+  return double((size_t(rank) * 7 + i) % 5 + 1);
+}
 
 struct Op {
   ncclRedOp_t op;  // for PreMulSum: ncclNumOps until created
   bool premul;
   const char* name;
 };
-const Op kOps[] = {{ncclSum, false, "sum"}, {ncclProd, false, "prod"}, {ncclMax, false, "max"},
-                   {ncclMin, false, "min"}, {ncclAvg, false, "avg"},   {ncclNumOps, true, "premulsum"}};
+const Op kOps[] = {{ncclSum, false, "sum"}, {ncclProd, false, "prod"},
+                   {ncclMax, false, "max"}, {ncclMin, false, "min"},
+                   {ncclAvg, false, "avg"}, {ncclNumOps, true, "premulsum"}};
 
 double expected(const Op& op, ncclDataType_t t, size_t i) {
   double sum = 0, prod = 1, mx = -1e300, mn = 1e300;
@@ -39,18 +44,23 @@ double expected(const Op& op, ncclDataType_t t, size_t i) {
   }
   if (op.premul) return 2 * sum;
   switch (op.op) {
-    case ncclSum: return sum;
-    case ncclProd: return prod;
-    case ncclMax: return mx;
-    case ncclMin: return mn;
-    default: return isFloat(t) ? sum / kRanks : double(int64_t(sum) / kRanks);
+    case ncclSum:
+      return sum;
+    case ncclProd:
+      return prod;
+    case ncclMax:
+      return mx;
+    case ncclMin:
+      return mn;
+    default:
+      return isFloat(t) ? sum / kRanks : double(int64_t(sum) / kRanks);
   }
 }
 
-#define CHECK_VALUES(buf, n, t, fn)                                                        \
-  for (size_t i_ = 0; i_ < (n); ++i_)                                                      \
-    RANK_REQUIRE(get((buf), i_, (t)) == (fn)(i_), "%s element %zu: got %g, want %g",       \
-                 typeName(t), i_, get((buf), i_, (t)), double((fn)(i_)));
+#define CHECK_VALUES(buf, n, t, fn)                                                               \
+  for (size_t i_ = 0; i_ < (n); ++i_)                                                             \
+    RANK_REQUIRE(get((buf), i_, (t)) == (fn)(i_), "%s element %zu: got %g, want %g", typeName(t), \
+                 i_, get((buf), i_, (t)), double((fn)(i_)));
 
 int reductions(int rank, ncclComm_t comm, ncclDataType_t t) {
   for (Op op : kOps) {

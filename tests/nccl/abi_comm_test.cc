@@ -72,13 +72,17 @@ TEST(NcclAbi, SplitEvenOddAndNoColorThenShrink) {
     // Rank 3 opts out: it gets NULL, the others a communicator of three.
     int color = rank == 3 ? NCCL_SPLIT_NOCOLOR : 7;
     RANK_NCCL(ncclCommSplit(world, color, rank, &some, nullptr));
-    if (rank == 3) RANK_REQUIRE(some == nullptr, "NOCOLOR must give NULL");
-    else if (int rc = checkSubComm(some, 3, rank, 0 + 1 + 2, rank)) return rc;
+    if (rank == 3)
+      RANK_REQUIRE(some == nullptr, "NOCOLOR must give NULL");
+    else if (int rc = checkSubComm(some, 3, rank, 0 + 1 + 2, rank))
+      return rc;
     // Shrink away rank 0: everyone calls it (no rank has failed).
     int exclude[] = {0};
     RANK_NCCL(ncclCommShrink(world, exclude, 1, &shrunk, nullptr, NCCL_SHRINK_DEFAULT));
-    if (rank == 0) RANK_REQUIRE(shrunk == nullptr, "an excluded rank gets NULL");
-    else if (int rc = checkSubComm(shrunk, 3, rank - 1, 1 + 2 + 3, rank)) return rc;
+    if (rank == 0)
+      RANK_REQUIRE(shrunk == nullptr, "an excluded rank gets NULL");
+    else if (int rc = checkSubComm(shrunk, 3, rank - 1, 1 + 2 + 3, rank))
+      return rc;
     for (ncclComm_t c : {half, some, shrunk, world})
       if (c) RANK_NCCL(ncclCommDestroy(c));
     return 0;
@@ -93,7 +97,8 @@ TEST(NcclAbi, PreMulSumScalarResidence) {
     RANK_NCCL(ncclCommInitRank(&comm, n, id, rank));
     double scalar = 3, v = rank + 1, out = 0;
     ncclRedOp_t immediate, deferred;
-    RANK_NCCL(ncclRedOpCreatePreMulSum(&immediate, &scalar, ncclDouble, ncclScalarHostImmediate, comm));
+    RANK_NCCL(
+        ncclRedOpCreatePreMulSum(&immediate, &scalar, ncclDouble, ncclScalarHostImmediate, comm));
     RANK_NCCL(ncclRedOpCreatePreMulSum(&deferred, &scalar, ncclDouble, ncclScalarDevice, comm));
     RANK_REQUIRE(immediate >= ncclNumOps && deferred >= ncclNumOps && immediate != deferred,
                  "handles %d %d", int(immediate), int(deferred));
@@ -103,13 +108,15 @@ TEST(NcclAbi, PreMulSumScalarResidence) {
     RANK_NCCL(ncclAllReduce(&v, &out, 1, ncclDouble, deferred, comm, nullptr));
     RANK_REQUIRE(out == 5 * 10, "device residence: %g", out);
     float f = 1;
-    RANK_REQUIRE(ncclAllReduce(&f, &f, 1, ncclFloat, immediate, comm, nullptr) == ncclInvalidArgument,
-                 "an op made for double must be refused for float");
+    RANK_REQUIRE(
+        ncclAllReduce(&f, &f, 1, ncclFloat, immediate, comm, nullptr) == ncclInvalidArgument,
+        "an op made for double must be refused for float");
     RANK_NCCL(ncclRedOpDestroy(immediate, comm));
     RANK_NCCL(ncclRedOpDestroy(deferred, comm));
     RANK_REQUIRE(ncclRedOpDestroy(deferred, comm) == ncclInvalidArgument, "double destroy");
-    RANK_REQUIRE(ncclAllReduce(&v, &out, 1, ncclDouble, deferred, comm, nullptr) == ncclInvalidArgument,
-                 "a destroyed op must be refused");
+    RANK_REQUIRE(
+        ncclAllReduce(&v, &out, 1, ncclDouble, deferred, comm, nullptr) == ncclInvalidArgument,
+        "a destroyed op must be refused");
     RANK_NCCL(ncclCommDestroy(comm));
     return 0;
   });

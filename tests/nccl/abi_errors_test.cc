@@ -78,13 +78,16 @@ TEST(NcclAbiErrors, CollectiveArgumentsAreChecked) {
   float buf[4] = {1, 2, 3, 4};
   EXPECT_EQ(ncclAllReduce(buf, buf, 4, ncclFloat, ncclSum, nullptr, nullptr), ncclInvalidArgument);
   EXPECT_TRUE(lastErrorMentions("NULL"));
-  EXPECT_EQ(ncclAllReduce(buf, buf, 4, ncclDataType_t(99), ncclSum, comm, nullptr), ncclInvalidArgument);
+  EXPECT_EQ(ncclAllReduce(buf, buf, 4, ncclDataType_t(99), ncclSum, comm, nullptr),
+            ncclInvalidArgument);
   EXPECT_TRUE(lastErrorMentions("datatype"));
-  EXPECT_EQ(ncclAllReduce(buf, buf, 4, ncclFloat, ncclRedOp_t(42), comm, nullptr), ncclInvalidArgument);
+  EXPECT_EQ(ncclAllReduce(buf, buf, 4, ncclFloat, ncclRedOp_t(42), comm, nullptr),
+            ncclInvalidArgument);
   EXPECT_TRUE(lastErrorMentions("op 42"));
   EXPECT_EQ(ncclAllReduce(nullptr, buf, 4, ncclFloat, ncclSum, comm, nullptr), ncclInvalidArgument);
   EXPECT_TRUE(lastErrorMentions("sendbuff"));
-  EXPECT_EQ(ncclAllReduce(buf, buf, SIZE_MAX / 2, ncclFloat, ncclSum, comm, nullptr), ncclInvalidArgument);
+  EXPECT_EQ(ncclAllReduce(buf, buf, SIZE_MAX / 2, ncclFloat, ncclSum, comm, nullptr),
+            ncclInvalidArgument);
   EXPECT_TRUE(lastErrorMentions("too large"));
   EXPECT_EQ(ncclBroadcast(buf, buf, 4, ncclFloat, 1, comm, nullptr), ncclInvalidArgument);
   EXPECT_TRUE(lastErrorMentions("root 1"));
@@ -110,7 +113,8 @@ TEST(NcclAbiErrors, GroupMisuseAndErrorsInsideAGroup) {
   float buf[2] = {1, 2};
   ASSERT_EQ(ncclGroupStart(), ncclSuccess);
   ASSERT_EQ(ncclGroupStart(), ncclSuccess);  // nested: only depth
-  EXPECT_EQ(ncclAllReduce(buf, buf, 2, ncclDataType_t(77), ncclSum, comm, nullptr), ncclInvalidArgument);
+  EXPECT_EQ(ncclAllReduce(buf, buf, 2, ncclDataType_t(77), ncclSum, comm, nullptr),
+            ncclInvalidArgument);
   EXPECT_EQ(ncclGroupEnd(), ncclSuccess);
   EXPECT_EQ(ncclGroupEnd(), ncclInvalidArgument);  // the group fails with the first error
   EXPECT_TRUE(lastErrorMentions("earlier call")) << ncclGetLastError(nullptr);
@@ -129,7 +133,8 @@ TEST(NcclAbiErrors, SimulateEndEstimatesWithoutRunning) {
   std::vector<float> in(1 << 16, 1.0f), out(1 << 16, -1.0f);
   ncclSimInfo_t info = NCCL_SIM_INFO_INITIALIZER;
   ASSERT_EQ(ncclGroupStart(), ncclSuccess);
-  ASSERT_EQ(ncclAllReduce(in.data(), out.data(), in.size(), ncclFloat, ncclSum, comm, nullptr), ncclSuccess);
+  ASSERT_EQ(ncclAllReduce(in.data(), out.data(), in.size(), ncclFloat, ncclSum, comm, nullptr),
+            ncclSuccess);
   ASSERT_EQ(ncclGroupSimulateEnd(&info), ncclSuccess) << ncclGetLastError(nullptr);
   EXPECT_GT(info.estimatedTime, 0.0f);
   EXPECT_EQ(out[0], -1.0f) << "a simulated group must not run";
@@ -137,7 +142,8 @@ TEST(NcclAbiErrors, SimulateEndEstimatesWithoutRunning) {
   std::vector<float> big(in.size() * 64, 1.0f);
   ncclSimInfo_t large = NCCL_SIM_INFO_INITIALIZER;
   ASSERT_EQ(ncclGroupStart(), ncclSuccess);
-  ASSERT_EQ(ncclAllReduce(big.data(), big.data(), big.size(), ncclFloat, ncclSum, comm, nullptr), ncclSuccess);
+  ASSERT_EQ(ncclAllReduce(big.data(), big.data(), big.size(), ncclFloat, ncclSum, comm, nullptr),
+            ncclSuccess);
   ASSERT_EQ(ncclGroupSimulateEnd(&large), ncclSuccess) << ncclGetLastError(nullptr);
   EXPECT_GT(large.estimatedTime, 10 * info.estimatedTime);
   ncclSimInfo_t bad = NCCL_SIM_INFO_INITIALIZER;
@@ -160,7 +166,8 @@ TEST(NcclAbiErrors, MemoryAndRegistration) {
   EXPECT_NE(handle, nullptr);
   ncclWindow_t win = nullptr;
   ASSERT_EQ(ncclCommWindowRegister(comm, p, 8192, &win, NCCL_WIN_COLL_SYMMETRIC), ncclSuccess);
-  EXPECT_EQ(ncclCommWindowDeregister(comm, reinterpret_cast<ncclWindow_t>(handle)), ncclInvalidArgument);
+  EXPECT_EQ(ncclCommWindowDeregister(comm, reinterpret_cast<ncclWindow_t>(handle)),
+            ncclInvalidArgument);
   EXPECT_EQ(ncclCommWindowDeregister(comm, win), ncclSuccess);
   EXPECT_EQ(ncclCommDeregister(comm, handle), ncclSuccess);
   EXPECT_EQ(ncclCommDeregister(comm, handle), ncclInvalidArgument);

@@ -38,7 +38,8 @@ TEST(NcclExamples, SingleProcessSingleThreadMultipleDevices) {
   ASSERT_EQ(ncclGroupStart(), ncclSuccess);
   for (int i = 0; i < nDev; ++i)
     ASSERT_EQ(ncclAllReduce(bufs[i].send.data(), bufs[i].recv.data(), kSize, ncclFloat, ncclSum,
-                            comms[i], nullptr), ncclSuccess);
+                            comms[i], nullptr),
+              ncclSuccess);
   ASSERT_EQ(ncclGroupEnd(), ncclSuccess) << ncclGetLastError(nullptr);
   for (int i = 0; i < nDev; ++i) {
     EXPECT_TRUE(bufs[i].summedOver(nDev)) << "device " << i;
@@ -55,7 +56,8 @@ TEST(NcclExamples, OneDevicePerProcess) {
     Buffers b(myRank);
     ncclComm_t comm;
     RANK_NCCL(ncclCommInitRank(&comm, nRanks, id, myRank));
-    RANK_NCCL(ncclAllReduce(b.send.data(), b.recv.data(), kSize, ncclFloat, ncclSum, comm, nullptr));
+    RANK_NCCL(
+        ncclAllReduce(b.send.data(), b.recv.data(), kSize, ncclFloat, ncclSum, comm, nullptr));
     RANK_REQUIRE(b.summedOver(nRanks), "wrong sum");
     RANK_NCCL(ncclCommDestroy(comm));
     return 0;
@@ -100,11 +102,13 @@ TEST(NcclExamples, OneDevicePerThread) {
       ncclComm_t comm;
       if (ncclCommInitRank(&comm, nThreads, id, t) != ncclSuccess) return;
       bool good = ncclAllReduce(b.send.data(), b.recv.data(), kSize, ncclFloat, ncclSum, comm,
-                                nullptr) == ncclSuccess && b.summedOver(nThreads);
+                                nullptr) == ncclSuccess &&
+                  b.summedOver(nThreads);
       ok[t] = good && ncclCommDestroy(comm) == ncclSuccess;
     });
   for (std::thread& th : threads) th.join();
-  for (int t = 0; t < nThreads; ++t) EXPECT_TRUE(ok[t]) << "thread " << t << ": " << ncclGetLastError(nullptr);
+  for (int t = 0; t < nThreads; ++t)
+    EXPECT_TRUE(ok[t]) << "thread " << t << ": " << ncclGetLastError(nullptr);
 }
 
 }  // namespace

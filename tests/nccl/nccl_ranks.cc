@@ -78,9 +78,11 @@ std::string runRanks(int nranks, RankMain fn, double timeoutSec) {
       done[r] = true;
       --left;
       if (WIFSIGNALED(status))
-        failures += "rank " + std::to_string(r) + ": signal " + std::to_string(WTERMSIG(status)) + "\n";
+        failures +=
+            "rank " + std::to_string(r) + ": signal " + std::to_string(WTERMSIG(status)) + "\n";
       else if (WEXITSTATUS(status) != 0)
-        failures += "rank " + std::to_string(r) + ": exit " + std::to_string(WEXITSTATUS(status)) + "\n";
+        failures +=
+            "rank " + std::to_string(r) + ": exit " + std::to_string(WEXITSTATUS(status)) + "\n";
     }
     if (left && std::chrono::steady_clock::now() > deadline) {
       for (int r = 0; r < nranks; ++r)

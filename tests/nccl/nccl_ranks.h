@@ -21,19 +21,19 @@ std::string runRanks(int nranks, RankMain fn, double timeoutSec = 120);
 }  // namespace nccltest
 
 // For rank bodies: print where and why, then fail the rank.
-#define RANK_REQUIRE(cond, ...)                                              \
-  do {                                                                       \
-    if (!(cond)) {                                                           \
+#define RANK_REQUIRE(cond, ...)                                                \
+  do {                                                                         \
+    if (!(cond)) {                                                             \
       fprintf(stderr, "%s:%d: check failed: %s: ", __FILE__, __LINE__, #cond); \
-      fprintf(stderr, __VA_ARGS__);                                          \
-      fprintf(stderr, "\n");                                                 \
-      return 1;                                                              \
-    }                                                                        \
+      fprintf(stderr, __VA_ARGS__);                                            \
+      fprintf(stderr, "\n");                                                   \
+      return 1;                                                                \
+    }                                                                          \
   } while (0)
 
-#define RANK_NCCL(call)                                                                     \
-  do {                                                                                      \
-    ncclResult_t r_ = (call);                                                               \
-    RANK_REQUIRE(r_ == ncclSuccess, "%s -> %d (%s): %s", #call, int(r_),                    \
-                 ncclGetErrorString(r_), ncclGetLastError(nullptr));                        \
+#define RANK_NCCL(call)                                                                          \
+  do {                                                                                           \
+    ncclResult_t r_ = (call);                                                                    \
+    RANK_REQUIRE(r_ == ncclSuccess, "%s -> %d (%s): %s", #call, int(r_), ncclGetErrorString(r_), \
+                 ncclGetLastError(nullptr));                                                     \
   } while (0)

@@ -39,10 +39,14 @@ double decodeE5m2(uint8_t x) {
 
 double decodeCode(uint32_t code, ncclDataType_t t) {
   switch (t) {
-    case ncclFloat16: return decodeHalf(uint16_t(code));
-    case ncclBfloat16: return decodeBf16(uint16_t(code));
-    case ncclFloat8e4m3: return decodeE4m3(uint8_t(code));
-    default: return decodeE5m2(uint8_t(code));
+    case ncclFloat16:
+      return decodeHalf(uint16_t(code));
+    case ncclBfloat16:
+      return decodeBf16(uint16_t(code));
+    case ncclFloat8e4m3:
+      return decodeE4m3(uint8_t(code));
+    default:
+      return decodeE5m2(uint8_t(code));
   }
 }
 
@@ -82,52 +86,72 @@ size_t typeSize(ncclDataType_t t) {
   return sizes[t];
 }
 
-bool isFloat(ncclDataType_t t) { return t >= ncclFloat16; }
+bool isFloat(ncclDataType_t t) {
+  return t >= ncclFloat16;
+}
 
 const char* typeName(ncclDataType_t t) {
-  static const char* names[ncclNumTypes] = {"int8",    "uint8",   "int32",    "uint32",
-                                            "int64",   "uint64",  "float16",  "float32",
+  static const char* names[ncclNumTypes] = {"int8",    "uint8",    "int32",   "uint32",
+                                            "int64",   "uint64",   "float16", "float32",
                                             "float64", "bfloat16", "fp8e4m3", "fp8e5m2"};
   return names[t];
 }
 
 void put(void* buf, size_t i, ncclDataType_t t, double v) {
   switch (t) {
-    case ncclInt8: return putAs<int8_t>(buf, i, v);
-    case ncclUint8: return putAs<uint8_t>(buf, i, v);
-    case ncclInt32: return putAs<int32_t>(buf, i, v);
-    case ncclUint32: return putAs<uint32_t>(buf, i, v);
-    case ncclInt64: return putAs<int64_t>(buf, i, v);
-    case ncclUint64: return putAs<uint64_t>(buf, i, v);
-    case ncclFloat32: return putAs<float>(buf, i, v);
-    case ncclFloat64: return putAs<double>(buf, i, v);
+    case ncclInt8:
+      return putAs<int8_t>(buf, i, v);
+    case ncclUint8:
+      return putAs<uint8_t>(buf, i, v);
+    case ncclInt32:
+      return putAs<int32_t>(buf, i, v);
+    case ncclUint32:
+      return putAs<uint32_t>(buf, i, v);
+    case ncclInt64:
+      return putAs<int64_t>(buf, i, v);
+    case ncclUint64:
+      return putAs<uint64_t>(buf, i, v);
+    case ncclFloat32:
+      return putAs<float>(buf, i, v);
+    case ncclFloat64:
+      return putAs<double>(buf, i, v);
     case ncclFloat16:
     case ncclBfloat16: {
       uint16_t c = uint16_t(encodeSmallFloat(v, t));
       memcpy(static_cast<char*>(buf) + 2 * i, &c, 2);
       return;
     }
-    default: static_cast<uint8_t*>(buf)[i] = uint8_t(encodeSmallFloat(v, t));
+    default:
+      static_cast<uint8_t*>(buf)[i] = uint8_t(encodeSmallFloat(v, t));
   }
 }
 
 double get(const void* buf, size_t i, ncclDataType_t t) {
   switch (t) {
-    case ncclInt8: return getAs<int8_t>(buf, i);
-    case ncclUint8: return getAs<uint8_t>(buf, i);
-    case ncclInt32: return getAs<int32_t>(buf, i);
-    case ncclUint32: return getAs<uint32_t>(buf, i);
-    case ncclInt64: return getAs<int64_t>(buf, i);
-    case ncclUint64: return getAs<uint64_t>(buf, i);
-    case ncclFloat32: return getAs<float>(buf, i);
-    case ncclFloat64: return getAs<double>(buf, i);
+    case ncclInt8:
+      return getAs<int8_t>(buf, i);
+    case ncclUint8:
+      return getAs<uint8_t>(buf, i);
+    case ncclInt32:
+      return getAs<int32_t>(buf, i);
+    case ncclUint32:
+      return getAs<uint32_t>(buf, i);
+    case ncclInt64:
+      return getAs<int64_t>(buf, i);
+    case ncclUint64:
+      return getAs<uint64_t>(buf, i);
+    case ncclFloat32:
+      return getAs<float>(buf, i);
+    case ncclFloat64:
+      return getAs<double>(buf, i);
     case ncclFloat16:
     case ncclBfloat16: {
       uint16_t c;
       memcpy(&c, static_cast<const char*>(buf) + 2 * i, 2);
       return decodeCode(c, t);
     }
-    default: return decodeCode(static_cast<const uint8_t*>(buf)[i], t);
+    default:
+      return decodeCode(static_cast<const uint8_t*>(buf)[i], t);
   }
 }
 

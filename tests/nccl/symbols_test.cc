@@ -29,7 +29,8 @@ std::set<std::string> declaredFunctions(const std::string& header) {
   static const std::regex decl(R"(\b(p?nccl[A-Za-z0-9_]+)\s*\()");
   std::set<std::string> names;
   std::string text = withoutComments(header);
-  for (auto it = std::sregex_iterator(text.begin(), text.end(), decl); it != std::sregex_iterator(); ++it)
+  for (auto it = std::sregex_iterator(text.begin(), text.end(), decl); it != std::sregex_iterator();
+       ++it)
     names.insert((*it)[1]);
   return names;
 }
@@ -41,7 +42,8 @@ TEST(NcclSymbols, EveryFunctionOfNvidiasHeaderIsExported) {
   ASSERT_GE(names.size(), 80u) << "the header parse found too few functions";
   void* lib = dlopen(CHORUS_NCCL_LIBRARY, RTLD_NOW | RTLD_LOCAL);
   ASSERT_NE(lib, nullptr) << dlerror();
-  for (const std::string& n : names) EXPECT_NE(dlsym(lib, n.c_str()), nullptr) << n << " is missing";
+  for (const std::string& n : names)
+    EXPECT_NE(dlsym(lib, n.c_str()), nullptr) << n << " is missing";
   // Both forms exist for every entry point, the profiling one included.
   for (const std::string& n : names) {
     if (n.rfind("nccl", 0) == 0) {

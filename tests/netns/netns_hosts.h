@@ -28,8 +28,10 @@ class NetnsHosts {
     sh("sweep");
     std::string out;
     if (!sh("up " + tag_ + " " + std::to_string(hosts), &out)) {
-      why_ = "could not create network namespaces (no CAP_SYS_ADMIN/CAP_NET_ADMIN, or no "
-             "iproute2?): " + out;
+      why_ =
+          "could not create network namespaces (no CAP_SYS_ADMIN/CAP_NET_ADMIN, or no "
+          "iproute2?): " +
+          out;
       sh("down " + tag_);
       return;
     }

@@ -48,14 +48,19 @@ struct SegmentLayout {
   size_t slotStride() const { return sizeof(SlotHeader) + slotBytes; }
   size_t doorbellsOffset() const { return sizeof(SegmentHeader); }
   size_t ringsOffset() const { return doorbellsOffset() + localSize * sizeof(Doorbell); }
-  size_t slotsOffset() const { return ringsOffset() + size_t(localSize) * localSize * sizeof(RingControl); }
+  size_t slotsOffset() const {
+    return ringsOffset() + size_t(localSize) * localSize * sizeof(RingControl);
+  }
   size_t ringSlotsOffset(int from, int to) const {
     return slotsOffset() + (size_t(from) * localSize + to) * slots * slotStride();
   }
-  size_t totalBytes() const { return ringSlotsOffset(localSize - 1, localSize - 1) + slots * slotStride(); }
+  size_t totalBytes() const {
+    return ringSlotsOffset(localSize - 1, localSize - 1) + slots * slotStride();
+  }
 };
 
-static_assert(std::atomic<uint64_t>::is_always_lock_free && std::atomic<uint32_t>::is_always_lock_free,
+static_assert(std::atomic<uint64_t>::is_always_lock_free &&
+                  std::atomic<uint32_t>::is_always_lock_free,
               "shared-memory rings need address-free atomics");
 
 }  // namespace chorus

@@ -105,9 +105,10 @@ class ShmTransport::ShmConnection final : public Connection {
 Status ShmTransport::create(Bootstrap* bs, const std::vector<int>& hostOf, const ShmOptions& opts,
                             Deadline deadline, std::unique_ptr<ShmTransport>* out) {
   if (opts.slotBytes == 0 || opts.slotBytes % kCacheLine || opts.slots < 1)
-    return Status::InvalidArgument("shm: slot size must be a positive multiple of 64 bytes and "
-                                   "there must be at least one slot (CHORUS_SHM_SLOT_BYTES, "
-                                   "CHORUS_SHM_SLOTS)");
+    return Status::InvalidArgument(
+        "shm: slot size must be a positive multiple of 64 bytes and "
+        "there must be at least one slot (CHORUS_SHM_SLOT_BYTES, "
+        "CHORUS_SHM_SLOTS)");
   std::unique_ptr<ShmTransport> t(new ShmTransport);
   t->opts_ = opts;
   CHORUS_RETURN_IF_ERROR(t->attach(bs, hostOf, deadline));

@@ -28,8 +28,8 @@ static_assert(sizeof(TcpHello) == 64, "the handshake is a fixed 64-byte record")
 
 inline TcpHello makeHello(uint16_t kind, int from, int to, int stream, int nstreams,
                           uint32_t chunkBytes, uint32_t slots, const uint8_t* secret) {
-  TcpHello h{kTcpHelloMagic, kTcpProtocolVersion, kind, from, to, stream, nstreams,
-             chunkBytes, slots, {}};
+  TcpHello h{kTcpHelloMagic, kTcpProtocolVersion, kind,  from, to, stream,
+             nstreams,       chunkBytes,          slots, {}};
   memcpy(h.secret, secret, kSecretBytes);
   return h;
 }

@@ -7,8 +7,8 @@
 #include "common/log.h"
 #include "transport/tcp/handshake.h"
 #include "transport/tcp/tcp_connection.h"
-#include "transport/tcp/tcp_transport.h"
 #include "transport/tcp/tcp_internal.h"
+#include "transport/tcp/tcp_transport.h"
 
 namespace chorus {
 
@@ -17,24 +17,28 @@ bool TcpTransport::checkHello(const TcpHello& h, const SockAddr& from, std::stri
   if (h.magic != kTcpHelloMagic) return *why = "not a Chorus TCP handshake", false;
   if (h.version != kTcpProtocolVersion)
     return *why = "protocol version " + std::to_string(h.version) + ", expected " +
-                  std::to_string(kTcpProtocolVersion), false;
+                  std::to_string(kTcpProtocolVersion),
+           false;
   if (h.kind != kTcpHelloConnect) return *why = "not a connection request", false;
   if (!secretEquals(h.secret, secret_)) return *why = "wrong job secret (another job?)", false;
   if (h.to != rank_)
     return *why = "addressed to rank " + std::to_string(h.to) + ", this is rank " +
-                  std::to_string(rank_), false;
+                  std::to_string(rank_),
+           false;
   if (h.from < 0 || h.from >= rank_ || !reach_[h.from])
     return *why = "rank " + std::to_string(h.from) + " is not expected to connect here", false;
   if (h.nstreams != opts_.nstreams || h.chunkBytes != opts_.chunkBytes)
     return *why = "rank " + std::to_string(h.from) + " uses " + std::to_string(h.nstreams) +
                   " streams of " + std::to_string(h.chunkBytes) + "-byte chunks, this rank " +
                   std::to_string(opts_.nstreams) + " of " + std::to_string(opts_.chunkBytes) +
-                  " (set CHORUS_SOCKET_NSTREAMS and CHORUS_TCP_CHUNK_BYTES alike)", false;
+                  " (set CHORUS_SOCKET_NSTREAMS and CHORUS_TCP_CHUNK_BYTES alike)",
+           false;
   if (h.stream < 0 || h.stream >= opts_.nstreams)
     return *why = "stream " + std::to_string(h.stream) + " out of range", false;
   if (conns_[h.from]->socket(h.stream).valid())
     return *why = "stream " + std::to_string(h.stream) + " from rank " + std::to_string(h.from) +
-                  " is already connected", false;
+                  " is already connected",
+           false;
   return true;
 }
 
@@ -52,7 +56,7 @@ bool TcpTransport::readPending(Pending& p, bool setupOver) {
   if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return false;
   if (n <= 0) {
     refuse(p.from, n == 0 ? "closed before finishing the handshake"
-                                       : std::string("read failed: ") + strerror(errno));
+                          : std::string("read failed: ") + strerror(errno));
     return true;
   }
   p.got += size_t(n);
@@ -67,13 +71,12 @@ bool TcpTransport::readPending(Pending& p, bool setupOver) {
     return true;
   }
   if (setupOver) {
-    refuse(p.from, "valid handshake for rank " + std::to_string(p.hello.from) +
-                                    " but set-up is over");
+    refuse(p.from,
+           "valid handshake for rank " + std::to_string(p.hello.from) + " but set-up is over");
     return true;
   }
-  TcpHello ack = makeHello(kTcpHelloAccept, rank_, p.hello.from, p.hello.stream,
-                           opts_.nstreams, uint32_t(opts_.chunkBytes), uint32_t(opts_.slots),
-                           secret_);
+  TcpHello ack = makeHello(kTcpHelloAccept, rank_, p.hello.from, p.hello.stream, opts_.nstreams,
+                           uint32_t(opts_.chunkBytes), uint32_t(opts_.slots), secret_);
   Status st = sendAll(p.sock.fd(), &ack, sizeof ack, Deadline::after(5));
   if (!st.ok()) {
     refuse(p.from, "could not answer: " + st.toString());
@@ -106,7 +109,9 @@ void TcpTransport::acceptWaiting(bool setupOver) {
   }
 }
 
-void TcpTransport::handleListener() { acceptWaiting(true); }
+void TcpTransport::handleListener() {
+  acceptWaiting(true);
+}
 
 void TcpTransport::handlePending(uint32_t id) {
   for (size_t i = 0; i < pending_.size(); ++i) {
@@ -119,8 +124,7 @@ void TcpTransport::handlePending(uint32_t id) {
 void TcpTransport::expirePending() {
   for (size_t i = 0; i < pending_.size();) {
     if (pending_[i]->deadline.expired()) {
-      refuse(pending_[i]->from,
-             "no handshake within " + std::to_string(int(kHandshakeSec)) + " s");
+      refuse(pending_[i]->from, "no handshake within " + std::to_string(int(kHandshakeSec)) + " s");
       pending_.erase(pending_.begin() + long(i));
     } else {
       ++i;

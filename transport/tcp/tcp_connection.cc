@@ -25,13 +25,20 @@ char* allocRing(size_t bytes) {
   return static_cast<char*>(p);
 }
 
-bool wouldBlock(int e) { return e == EAGAIN || e == EWOULDBLOCK; }
+bool wouldBlock(int e) {
+  return e == EAGAIN || e == EWOULDBLOCK;
+}
 }  // namespace
 
 TcpConnection::TcpConnection(TcpTransport* owner, int me, int peer, int nstreams, int slots,
                              size_t chunkBytes, size_t zeroCopyBytes)
-    : owner_(owner), me_(me), peer_(peer), slots_(uint64_t(slots)), chunk_(chunkBytes),
-      stride_(64 + ((chunkBytes + 63) & ~size_t(63))), streams_(size_t(nstreams)),
+    : owner_(owner),
+      me_(me),
+      peer_(peer),
+      slots_(uint64_t(slots)),
+      chunk_(chunkBytes),
+      stride_(64 + ((chunkBytes + 63) & ~size_t(63))),
+      streams_(size_t(nstreams)),
       zeroCopyBytes_(zeroCopyBytes) {
   sendRing_ = allocRing(slots_ * stride_);
   recvRing_ = allocRing(slots_ * stride_);
@@ -149,7 +156,8 @@ void TcpConnection::advanceRecvHead() {
 // The thread meets lent or posted memory that the executor took back after a failure.
 ssize_t TcpConnection::reclaimedError(const char* doing, Status* err) const {
   *err = Status::Aborted("tcp: rank " + std::to_string(me_) + " stopped " + doing + " rank " +
-                         std::to_string(peer_) + ": the collective failed and took its "
+                         std::to_string(peer_) +
+                         ": the collective failed and took its "
                          "buffers back mid-message");
   errno = 0;
   return -1;
@@ -180,10 +188,9 @@ bool TcpConnection::pumpSend(int s, Status* err) {
   while (st.canWrite && !st.eof && st.nextSend < sendHead_.load(std::memory_order_acquire)) {
     char* base = slot(sendRing_, st.nextSend) + kHeaderAt;
     const size_t total = kHdr + reinterpret_cast<WireHeader*>(base)->bytes;
-    ssize_t n = lent_[st.nextSend % slots_]
-                    ? writeLent(st.sock.fd(), base, st.sendOff, err)
-                    : send(st.sock.fd(), base + st.sendOff, total - st.sendOff,
-                           MSG_NOSIGNAL | MSG_DONTWAIT);
+    ssize_t n = lent_[st.nextSend % slots_] ? writeLent(st.sock.fd(), base, st.sendOff, err)
+                                            : send(st.sock.fd(), base + st.sendOff,
+                                                   total - st.sendOff, MSG_NOSIGNAL | MSG_DONTWAIT);
     if (!err->ok()) return moved;
     if (n < 0) {
       if (errno == EINTR) continue;
@@ -279,11 +286,12 @@ bool TcpConnection::pumpRecv(int s, Status* err) {
         continue;
       }
       if (st.hdr.bytes > chunk_ || st.hdr.reserved != 0) {
-        *err = Status::RemoteError(
-            "tcp: rank " + std::to_string(me_) + " got a malformed message header from rank " +
-            std::to_string(peer_) + " (" + std::to_string(st.hdr.bytes) + " bytes, limit " +
-            std::to_string(chunk_) + "): do both ranks run the same Chorus version and "
-            "CHORUS_TCP_CHUNK_BYTES?");
+        *err = Status::RemoteError("tcp: rank " + std::to_string(me_) +
+                                   " got a malformed message header from rank " +
+                                   std::to_string(peer_) + " (" + std::to_string(st.hdr.bytes) +
+                                   " bytes, limit " + std::to_string(chunk_) +
+                                   "): do both ranks run the same Chorus version and "
+                                   "CHORUS_TCP_CHUNK_BYTES?");
         return moved;
       }
     }

@@ -31,8 +31,8 @@ class TcpTransport;
 
 class TcpConnection final : public Connection {
  public:
-  TcpConnection(TcpTransport* owner, int me, int peer, int nstreams, int slots,
-                size_t chunkBytes, size_t zeroCopyBytes);
+  TcpConnection(TcpTransport* owner, int me, int peer, int nstreams, int slots, size_t chunkBytes,
+                size_t zeroCopyBytes);
   ~TcpConnection() override;
 
   // Executor side.
@@ -72,11 +72,11 @@ class TcpConnection final : public Connection {
  private:
   struct Stream {
     Socket sock;
-    uint64_t nextSend = 0, sendOff = 0;  // message being written, bytes of it written
-    uint64_t nextRecv = 0, recvOff = 0;  // message being read, bytes of it read
-    WireHeader hdr{};                    // the header being read
-    char* into = nullptr;                // a posted destination the payload is read into
-    bool placed = false;                 // the payload's destination has been chosen
+    uint64_t nextSend = 0, sendOff = 0;    // message being written, bytes of it written
+    uint64_t nextRecv = 0, recvOff = 0;    // message being read, bytes of it read
+    WireHeader hdr{};                      // the header being read
+    char* into = nullptr;                  // a posted destination the payload is read into
+    bool placed = false;                   // the payload's destination has been chosen
     bool canRead = true, canWrite = true;  // false after EAGAIN until epoll says otherwise
     bool goodbye = false, eof = false;
   };

@@ -19,7 +19,7 @@ struct TcpTransport::Pending {
   uint32_t id = 0;
 };
 
-inline constexpr double kHandshakeSec = 5;           // a silent stranger is dropped after this
+inline constexpr double kHandshakeSec = 5;  // a silent stranger is dropped after this
 inline constexpr uint64_t kPendingTag = uint64_t(1) << 32;  // epoll tag of pending handshakes
 
 // Per-stream socket options: no Nagle (latency of small messages), and TCP_USER_TIMEOUT so a

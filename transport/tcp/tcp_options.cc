@@ -28,8 +28,10 @@ Status TcpOptions::validate() const {
     return Status::InvalidArgument("CHORUS_SOCKET_NSTREAMS must be 1..16, not " +
                                    std::to_string(nstreams));
   if (chunkBytes < 64 || chunkBytes % 64 || chunkBytes > (size_t(64) << 20))
-    return Status::InvalidArgument("CHORUS_TCP_CHUNK_BYTES must be a multiple of 64 between 64 B "
-                                   "and 64 MiB, not " + std::to_string(chunkBytes));
+    return Status::InvalidArgument(
+        "CHORUS_TCP_CHUNK_BYTES must be a multiple of 64 between 64 B "
+        "and 64 MiB, not " +
+        std::to_string(chunkBytes));
   if (slots < 1 || slots > 1024)
     return Status::InvalidArgument("CHORUS_TCP_SLOTS must be 1..1024, not " +
                                    std::to_string(slots));

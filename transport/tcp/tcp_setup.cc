@@ -112,10 +112,11 @@ Status TcpTransport::listen(bool loopbackOk) {
   at.setPort(0);
   CHORUS_RETURN_IF_ERROR(listenOn(at, 1024, &listener_).withContext("tcp transport"));
   CHORUS_RETURN_IF_ERROR(localAddress(listener_.fd(), &listenAddr_));
-  LOG_INFO(kLogNet, "rank %d: tcp transport on %s, listening at %s; %d stream(s) per peer, "
-           "%zu-byte chunks, %d slots (CHORUS_SOCKET_IFNAME=%s)", rank_, ifName_.c_str(),
-           listenAddr_.toString().c_str(), opts_.nstreams, opts_.chunkBytes, opts_.slots,
-           opts_.ifname.empty() ? "<default>" : opts_.ifname.c_str());
+  LOG_INFO(kLogNet,
+           "rank %d: tcp transport on %s, listening at %s; %d stream(s) per peer, "
+           "%zu-byte chunks, %d slots (CHORUS_SOCKET_IFNAME=%s)",
+           rank_, ifName_.c_str(), listenAddr_.toString().c_str(), opts_.nstreams, opts_.chunkBytes,
+           opts_.slots, opts_.ifname.empty() ? "<default>" : opts_.ifname.c_str());
   return Status::Ok();
 }
 
@@ -151,10 +152,10 @@ Status TcpTransport::confirmAll(const std::vector<SockAddr>& addrs, Deadline dea
       const std::string where = "tcp: rank " + std::to_string(rank_) + " waiting for rank " +
                                 std::to_string(q) + " at " + addrs[q].toString() +
                                 " to accept stream " + std::to_string(s + 1);
-      CHORUS_RETURN_IF_ERROR(recvAll(conns_[q]->socket(s).fd(), &h, sizeof h, deadline)
-                                 .withContext(where));
-      if (h.magic != kTcpHelloMagic || h.kind != kTcpHelloAccept || h.from != q ||
-          h.to != rank_ || h.stream != s || !secretEquals(h.secret, secret_))
+      CHORUS_RETURN_IF_ERROR(
+          recvAll(conns_[q]->socket(s).fd(), &h, sizeof h, deadline).withContext(where));
+      if (h.magic != kTcpHelloMagic || h.kind != kTcpHelloAccept || h.from != q || h.to != rank_ ||
+          h.stream != s || !secretEquals(h.secret, secret_))
         return Status::RemoteError(where + ": the answer is not rank " + std::to_string(q) +
                                    "'s (wrong secret or a different job at that address)");
     }

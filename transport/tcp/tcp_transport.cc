@@ -17,7 +17,9 @@ namespace chorus {
 namespace {
 // epoll user data: which socket woke us.
 constexpr uint64_t kKickTag = ~0ull, kListenTag = ~0ull - 1;
-uint64_t streamTag(int peer, int s) { return uint64_t(peer) << 8 | uint64_t(s); }
+uint64_t streamTag(int peer, int s) {
+  return uint64_t(peer) << 8 | uint64_t(s);
+}
 }  // namespace
 
 Connection* TcpTransport::connection(int peer) {
@@ -59,9 +61,13 @@ uint32_t TcpTransport::prepareSleep() {
   return bellSeq_.load(std::memory_order_relaxed);
 }
 
-void TcpTransport::sleep(uint32_t token, int64_t timeoutNs) { futexWait(&bellSeq_, token, timeoutNs); }
+void TcpTransport::sleep(uint32_t token, int64_t timeoutNs) {
+  futexWait(&bellSeq_, token, timeoutNs);
+}
 
-void TcpTransport::endSleep() { bellSleeping_.store(0, std::memory_order_relaxed); }
+void TcpTransport::endSleep() {
+  bellSleeping_.store(0, std::memory_order_relaxed);
+}
 
 void TcpTransport::wake() {
   bellSeq_.fetch_add(1, std::memory_order_seq_cst);

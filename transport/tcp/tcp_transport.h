@@ -24,15 +24,15 @@
 namespace chorus {
 
 struct TcpOptions {
-  std::string ifname;          // CHORUS_SOCKET_IFNAME (prefix, =exact, ^exclusion)
-  int family = AF_UNSPEC;      // CHORUS_SOCKET_FAMILY: 4 / 6 / any
-  int nstreams = 2;            // CHORUS_SOCKET_NSTREAMS: sockets per peer, 1..16
+  std::string ifname;             // CHORUS_SOCKET_IFNAME (prefix, =exact, ^exclusion)
+  int family = AF_UNSPEC;         // CHORUS_SOCKET_FAMILY: 4 / 6 / any
+  int nstreams = 2;               // CHORUS_SOCKET_NSTREAMS: sockets per peer, 1..16
   size_t chunkBytes = 512 << 10;  // CHORUS_TCP_CHUNK_BYTES: largest message
-  int slots = 16;              // CHORUS_TCP_SLOTS: messages buffered per peer and direction
+  int slots = 16;                 // CHORUS_TCP_SLOTS: messages buffered per peer and direction
   // CHORUS_TCP_ZERO_COPY_BYTES: messages of this many payload bytes or more are sent straight
   // from the caller's buffer, not copied into a slot first; 0 copies every message.
   size_t zeroCopyBytes = 32 << 10;
-  double timeoutSec = 300;     // the communicator's timeout: connect, drain, TCP_USER_TIMEOUT
+  double timeoutSec = 300;  // the communicator's timeout: connect, drain, TCP_USER_TIMEOUT
 
   // Applies the CHORUS_* variables above to *out (timeoutSec is left alone).
   static Status fromEnvironment(TcpOptions* out);
@@ -42,8 +42,8 @@ struct TcpOptions {
 // How the transport reports to, and wakes, its communicator.
 struct TcpHooks {
   std::function<void(const Status&)> onError;  // first connection failure, from the thread
-  std::function<void()> wakeExecutor;           // extra wake-up when the executor sleeps elsewhere
-  const std::atomic<bool>* failed = nullptr;    // set: do not wait to flush at shutdown
+  std::function<void()> wakeExecutor;          // extra wake-up when the executor sleeps elsewhere
+  const std::atomic<bool>* failed = nullptr;   // set: do not wait to flush at shutdown
 };
 
 class TcpConnection;

@@ -26,7 +26,7 @@ typedef struct CUstream_st* cudaStream_t;
 #define NCCL_VERSION_CODE 22809
 // Versions up to 2.8 used two decimal digits for the minor number, later ones three.
 #define NCCL_VERSION(X, Y, Z) \
-  (((X) <= 2 && (Y) <= 8) ? (X) * 1000 + (Y) * 100 + (Z) : (X) * 10000 + (Y) * 100 + (Z))
+  (((X) <= 2 && (Y) <= 8) ? (X)*1000 + (Y)*100 + (Z) : (X)*10000 + (Y)*100 + (Z))
 
 #ifdef __cplusplus
 extern "C" {
@@ -93,14 +93,14 @@ typedef struct ncclConfig_v22800 {
   int nvlinkCentricSched;
 } ncclConfig_t;
 
-#define NCCL_CONFIG_INITIALIZER                                                             \
-  {                                                                                         \
-    sizeof(ncclConfig_t), 0xcafebeef, NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH),     \
-        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT,                \
-        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_PTR, NCCL_CONFIG_UNDEF_INT,                \
-        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_PTR, NCCL_CONFIG_UNDEF_INT,                \
-        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT,                \
-        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT                                        \
+#define NCCL_CONFIG_INITIALIZER                                                         \
+  {                                                                                     \
+    sizeof(ncclConfig_t), 0xcafebeef, NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH), \
+        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT,            \
+        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_PTR, NCCL_CONFIG_UNDEF_INT,            \
+        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_PTR, NCCL_CONFIG_UNDEF_INT,            \
+        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT,            \
+        NCCL_CONFIG_UNDEF_INT, NCCL_CONFIG_UNDEF_INT                                    \
   }
 
 typedef struct ncclSimInfo_v22200 {
@@ -110,8 +110,11 @@ typedef struct ncclSimInfo_v22200 {
   float estimatedTime;
 } ncclSimInfo_t;
 
-#define NCCL_SIM_INFO_INITIALIZER \
-  { sizeof(ncclSimInfo_t), 0x74685283, NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH), NCCL_UNDEF_FLOAT }
+#define NCCL_SIM_INFO_INITIALIZER                                                        \
+  {                                                                                      \
+    sizeof(ncclSimInfo_t), 0x74685283, NCCL_VERSION(NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH), \
+        NCCL_UNDEF_FLOAT                                                                 \
+  }
 
 // Reduction operators. Values from ncclNumOps up are handles made by ncclRedOpCreatePreMulSum;
 // the dummy enum pins sizeof(ncclRedOp_t) to that of a plain enum.

@@ -32,8 +32,7 @@ class Backend {
   virtual int size() const = 0;
 
   virtual Status allReduce(const void* s, void* r, size_t count, DataType t, RedOp op) = 0;
-  virtual Status reduceScatter(const void* s, void* r, size_t recvCount, DataType t,
-                               RedOp op) = 0;
+  virtual Status reduceScatter(const void* s, void* r, size_t recvCount, DataType t, RedOp op) = 0;
   virtual Status allGather(const void* s, void* r, size_t sendCount, DataType t) = 0;
   virtual Status broadcast(const void* s, void* r, size_t count, DataType t, int root) = 0;
   virtual Status reduce(const void* s, void* r, size_t count, DataType t, RedOp op, int root) = 0;

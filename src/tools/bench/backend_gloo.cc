@@ -24,14 +24,22 @@ using Fn = void (*)(void*, const void*, const void*, size_t);
 template <typename F>
 Status withType(DataType t, F&& f) {
   switch (t) {
-    case DataType::Int8: return f(int8_t{});
-    case DataType::Uint8: return f(uint8_t{});
-    case DataType::Int32: return f(int32_t{});
-    case DataType::Uint32: return f(uint32_t{});
-    case DataType::Int64: return f(int64_t{});
-    case DataType::Uint64: return f(uint64_t{});
-    case DataType::Float32: return f(float{});
-    case DataType::Float64: return f(double{});
+    case DataType::Int8:
+      return f(int8_t{});
+    case DataType::Uint8:
+      return f(uint8_t{});
+    case DataType::Int32:
+      return f(int32_t{});
+    case DataType::Uint32:
+      return f(uint32_t{});
+    case DataType::Int64:
+      return f(int64_t{});
+    case DataType::Uint64:
+      return f(uint64_t{});
+    case DataType::Float32:
+      return f(float{});
+    case DataType::Float64:
+      return f(double{});
     default:
       return Status::Unsupported(std::string("the Gloo backend has no ") + dataTypeName(t) +
                                  " (use float32, float64 or an integer type)");
@@ -41,22 +49,40 @@ Status withType(DataType t, F&& f) {
 template <typename T>
 Status newFn(RedOp op, Fn* out) {
   switch (op) {
-    case RedOp::Sum: *out = static_cast<Fn>(&gloo::sum<T>); return Status::Ok();
-    case RedOp::Prod: *out = static_cast<Fn>(&gloo::product<T>); return Status::Ok();
-    case RedOp::Max: *out = static_cast<Fn>(&gloo::max<T>); return Status::Ok();
-    case RedOp::Min: *out = static_cast<Fn>(&gloo::min<T>); return Status::Ok();
-    default: return Status::Unsupported(std::string("Gloo has no ") + redOpName(op) + " reduction");
+    case RedOp::Sum:
+      *out = static_cast<Fn>(&gloo::sum<T>);
+      return Status::Ok();
+    case RedOp::Prod:
+      *out = static_cast<Fn>(&gloo::product<T>);
+      return Status::Ok();
+    case RedOp::Max:
+      *out = static_cast<Fn>(&gloo::max<T>);
+      return Status::Ok();
+    case RedOp::Min:
+      *out = static_cast<Fn>(&gloo::min<T>);
+      return Status::Ok();
+    default:
+      return Status::Unsupported(std::string("Gloo has no ") + redOpName(op) + " reduction");
   }
 }
 
 template <typename T>
 Status oldFn(RedOp op, const gloo::ReductionFunction<T>** out) {
   switch (op) {
-    case RedOp::Sum: *out = gloo::ReductionFunction<T>::sum; return Status::Ok();
-    case RedOp::Prod: *out = gloo::ReductionFunction<T>::product; return Status::Ok();
-    case RedOp::Max: *out = gloo::ReductionFunction<T>::max; return Status::Ok();
-    case RedOp::Min: *out = gloo::ReductionFunction<T>::min; return Status::Ok();
-    default: return Status::Unsupported(std::string("Gloo has no ") + redOpName(op) + " reduction");
+    case RedOp::Sum:
+      *out = gloo::ReductionFunction<T>::sum;
+      return Status::Ok();
+    case RedOp::Prod:
+      *out = gloo::ReductionFunction<T>::product;
+      return Status::Ok();
+    case RedOp::Max:
+      *out = gloo::ReductionFunction<T>::max;
+      return Status::Ok();
+    case RedOp::Min:
+      *out = gloo::ReductionFunction<T>::min;
+      return Status::Ok();
+    default:
+      return Status::Unsupported(std::string("Gloo has no ") + redOpName(op) + " reduction");
   }
 }
 
@@ -86,8 +112,8 @@ Status GlooBackend::allReduceT(const T* s, T* r, size_t n, RedOp op) {
     if (!c.algo || c.kind != 0 || c.ptr != r || c.count != n || c.op != int(op) ||
         c.type != int(sizeof(T))) {
       c = Cached{};
-      c.algo = std::make_unique<gloo::AllreduceHalvingDoubling<T>>(ctx_, std::vector<T*>{r},
-                                                                    int(n), fn);
+      c.algo =
+          std::make_unique<gloo::AllreduceHalvingDoubling<T>>(ctx_, std::vector<T*>{r}, int(n), fn);
       c.ptr = r, c.count = n, c.op = int(op), c.type = int(sizeof(T)), c.kind = 0;
     }
     if (s != r) memcpy(r, s, n * sizeof(T));  // halving-doubling works in place only

@@ -49,13 +49,14 @@ Status rankAndSize(int* rank, int* size) {
 // chorus-run hands out is not written into a path name.
 Status jobKey(std::string* out) {
   std::string job;
-  for (const char* v : {"CHORUS_SECRET", "CHORUS_COMM_ID", "TORCHELASTIC_RUN_ID", "MASTER_ADDR",
-                        "MASTER_PORT", "OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE",
-                        "SLURM_JOB_ID", "SLURM_STEP_ID"})
+  for (const char* v :
+       {"CHORUS_SECRET", "CHORUS_COMM_ID", "TORCHELASTIC_RUN_ID", "MASTER_ADDR", "MASTER_PORT",
+        "OMPI_MCA_ess_base_jobid", "PMIX_NAMESPACE", "SLURM_JOB_ID", "SLURM_STEP_ID"})
     if (const char* x = getenv(v)) job += std::string(v) + "=" + x + ";";
   if (job.empty())
-    return Status::InvalidArgument("--impl gloo: no job id in the environment to name the "
-                                   "rendezvous directory (CHORUS_COMM_ID, SLURM_JOB_ID, ...)");
+    return Status::InvalidArgument(
+        "--impl gloo: no job id in the environment to name the "
+        "rendezvous directory (CHORUS_COMM_ID, SLURM_JOB_ID, ...)");
   uint64_t h = 1469598103934665603ull;  // FNV-1a
   for (unsigned char c : job) h = (h ^ c) * 1099511628211ull;
   char hex[17];

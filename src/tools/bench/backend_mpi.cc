@@ -19,25 +19,51 @@ namespace {
 
 bool mpiType(DataType t, MPI_Datatype* out) {
   switch (t) {
-    case DataType::Int8: *out = MPI_INT8_T; return true;
-    case DataType::Uint8: *out = MPI_UINT8_T; return true;
-    case DataType::Int32: *out = MPI_INT32_T; return true;
-    case DataType::Uint32: *out = MPI_UINT32_T; return true;
-    case DataType::Int64: *out = MPI_INT64_T; return true;
-    case DataType::Uint64: *out = MPI_UINT64_T; return true;
-    case DataType::Float32: *out = MPI_FLOAT; return true;
-    case DataType::Float64: *out = MPI_DOUBLE; return true;
-    default: return false;  // MPI 3 has no 16-bit or 8-bit floats
+    case DataType::Int8:
+      *out = MPI_INT8_T;
+      return true;
+    case DataType::Uint8:
+      *out = MPI_UINT8_T;
+      return true;
+    case DataType::Int32:
+      *out = MPI_INT32_T;
+      return true;
+    case DataType::Uint32:
+      *out = MPI_UINT32_T;
+      return true;
+    case DataType::Int64:
+      *out = MPI_INT64_T;
+      return true;
+    case DataType::Uint64:
+      *out = MPI_UINT64_T;
+      return true;
+    case DataType::Float32:
+      *out = MPI_FLOAT;
+      return true;
+    case DataType::Float64:
+      *out = MPI_DOUBLE;
+      return true;
+    default:
+      return false;  // MPI 3 has no 16-bit or 8-bit floats
   }
 }
 
 bool mpiOp(RedOp op, MPI_Op* out) {
   switch (op) {
-    case RedOp::Sum: *out = MPI_SUM; return true;
-    case RedOp::Prod: *out = MPI_PROD; return true;
-    case RedOp::Max: *out = MPI_MAX; return true;
-    case RedOp::Min: *out = MPI_MIN; return true;
-    default: return false;
+    case RedOp::Sum:
+      *out = MPI_SUM;
+      return true;
+    case RedOp::Prod:
+      *out = MPI_PROD;
+      return true;
+    case RedOp::Max:
+      *out = MPI_MAX;
+      return true;
+    case RedOp::Min:
+      *out = MPI_MIN;
+      return true;
+    default:
+      return false;
   }
 }
 
@@ -88,9 +114,9 @@ class MpiBackend final : public Backend {
     MPI_Datatype mt = MPI_BYTE;
     CHORUS_RETURN_IF_ERROR(type(t, &mt));
     const bool inPlace = static_cast<const char*>(r) + rank_ * n * dataTypeSize(t) == s;
-    return check(MPI_Allgather(inPlace ? MPI_IN_PLACE : s, int(n), mt, r, int(n), mt,
-                               MPI_COMM_WORLD),
-                 "MPI_Allgather");
+    return check(
+        MPI_Allgather(inPlace ? MPI_IN_PLACE : s, int(n), mt, r, int(n), mt, MPI_COMM_WORLD),
+        "MPI_Allgather");
   }
   Status broadcast(const void* s, void* r, size_t n, DataType t, int root) override {
     MPI_Datatype mt = MPI_BYTE;
@@ -108,8 +134,7 @@ class MpiBackend final : public Backend {
   Status allToAll(const void* s, void* r, size_t n, DataType t) override {
     MPI_Datatype mt = MPI_BYTE;
     CHORUS_RETURN_IF_ERROR(type(t, &mt));
-    return check(MPI_Alltoall(s == r ? MPI_IN_PLACE : s, int(n), mt, r, int(n), mt,
-                              MPI_COMM_WORLD),
+    return check(MPI_Alltoall(s == r ? MPI_IN_PLACE : s, int(n), mt, r, int(n), mt, MPI_COMM_WORLD),
                  "MPI_Alltoall");
   }
   Status gather(const void* s, void* r, size_t n, DataType t, int root) override {
@@ -134,10 +159,9 @@ class MpiBackend final : public Backend {
     reqs_.resize(size_t(n));
     for (int i = 0; i < n; ++i) {
       const P2pOp& o = ops[i];
-      int rc = o.send ? MPI_Isend(o.buf, int(o.bytes), MPI_BYTE, o.peer, 0, MPI_COMM_WORLD,
-                                  &reqs_[i])
-                      : MPI_Irecv(o.buf, int(o.bytes), MPI_BYTE, o.peer, 0, MPI_COMM_WORLD,
-                                  &reqs_[i]);
+      int rc = o.send
+                   ? MPI_Isend(o.buf, int(o.bytes), MPI_BYTE, o.peer, 0, MPI_COMM_WORLD, &reqs_[i])
+                   : MPI_Irecv(o.buf, int(o.bytes), MPI_BYTE, o.peer, 0, MPI_COMM_WORLD, &reqs_[i]);
       CHORUS_RETURN_IF_ERROR(check(rc, o.send ? "MPI_Isend" : "MPI_Irecv"));
     }
     return check(MPI_Waitall(n, reqs_.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");

@@ -12,8 +12,17 @@ namespace chorus::bench {
 
 namespace {
 
-enum class Coll { AllReduce, ReduceScatter, AllGather, Broadcast, Reduce, AllToAll, Gather,
-                  Scatter, SendRecv };
+enum class Coll {
+  AllReduce,
+  ReduceScatter,
+  AllGather,
+  Broadcast,
+  Reduce,
+  AllToAll,
+  Gather,
+  Scatter,
+  SendRecv
+};
 
 Coll collOf(const std::string& n) {
   if (n == "reduce_scatter") return Coll::ReduceScatter;
@@ -51,8 +60,10 @@ Shape shapeOf(Coll c, size_t elems, int P) {
     case Coll::AllGather:
     case Coll::AllToAll:
     case Coll::Gather:
-    case Coll::Scatter: return {elems / P * P, elems / P};
-    default: return {elems, elems};
+    case Coll::Scatter:
+      return {elems / P * P, elems / P};
+    default:
+      return {elems, elems};
   }
 }
 
@@ -70,9 +81,15 @@ Buffer allocate(size_t bytes) {
 
 class CollRunner {
  public:
-  CollRunner(const Options& o, Backend& b) : o_(o), b_(b), c_(collOf(o.command)),
-      P_(b.size()), me_(b.rank()), es_(dataTypeSize(o.dtype)), pat_(o.dtype, o.op, P_),
-      timer_(o, b) {}
+  CollRunner(const Options& o, Backend& b)
+      : o_(o),
+        b_(b),
+        c_(collOf(o.command)),
+        P_(b.size()),
+        me_(b.rank()),
+        es_(dataTypeSize(o.dtype)),
+        pat_(o.dtype, o.op, P_),
+        timer_(o, b) {}
 
   Status prepare(size_t maxBytes) {
     send_ = allocate(maxBytes);
@@ -109,14 +126,22 @@ class CollRunner {
     const DataType t = o_.dtype;
     const int root = o_.root;
     switch (c_) {
-      case Coll::AllReduce: return b_.allReduce(s, r, sh.part, t, o_.op);
-      case Coll::ReduceScatter: return b_.reduceScatter(s, r, sh.part, t, o_.op);
-      case Coll::AllGather: return b_.allGather(s, r, sh.part, t);
-      case Coll::Broadcast: return b_.broadcast(s, r, sh.part, t, root);
-      case Coll::Reduce: return b_.reduce(s, r, sh.part, t, o_.op, root);
-      case Coll::AllToAll: return b_.allToAll(s, r, sh.part, t);
-      case Coll::Gather: return b_.gather(s, r, sh.part, t, root);
-      case Coll::Scatter: return b_.scatter(s, r, sh.part, t, root);
+      case Coll::AllReduce:
+        return b_.allReduce(s, r, sh.part, t, o_.op);
+      case Coll::ReduceScatter:
+        return b_.reduceScatter(s, r, sh.part, t, o_.op);
+      case Coll::AllGather:
+        return b_.allGather(s, r, sh.part, t);
+      case Coll::Broadcast:
+        return b_.broadcast(s, r, sh.part, t, root);
+      case Coll::Reduce:
+        return b_.reduce(s, r, sh.part, t, o_.op, root);
+      case Coll::AllToAll:
+        return b_.allToAll(s, r, sh.part, t);
+      case Coll::Gather:
+        return b_.gather(s, r, sh.part, t, root);
+      case Coll::Scatter:
+        return b_.scatter(s, r, sh.part, t, root);
       case Coll::SendRecv: {
         P2pOp ops[2] = {{true, const_cast<char*>(s), sh.part * es_, (me_ + 1) % P_},
                         {false, r, sh.part * es_, (me_ + P_ - 1) % P_}};
@@ -130,14 +155,22 @@ class CollRunner {
     const size_t n = sh.part;
     switch (c_) {
       case Coll::AllReduce:
-      case Coll::Reduce: pat_.fillReduce(s, n, 0, me_); break;
-      case Coll::ReduceScatter: pat_.fillReduce(s, sh.total, 0, me_); break;
+      case Coll::Reduce:
+        pat_.fillReduce(s, n, 0, me_);
+        break;
+      case Coll::ReduceScatter:
+        pat_.fillReduce(s, sh.total, 0, me_);
+        break;
       case Coll::Broadcast:
       case Coll::Scatter:
         if (me_ == o_.root) pat_.fillMove(s, c_ == Coll::Scatter ? sh.total : n, 0, me_);
         break;
-      case Coll::AllToAll: pat_.fillMove(s, sh.total, 0, me_); break;
-      default: pat_.fillMove(s, n, 0, me_); break;  // allgather, gather, sendrecv
+      case Coll::AllToAll:
+        pat_.fillMove(s, sh.total, 0, me_);
+        break;
+      default:
+        pat_.fillMove(s, n, 0, me_);
+        break;  // allgather, gather, sendrecv
     }
   }
 
@@ -145,12 +178,18 @@ class CollRunner {
     const size_t n = sh.part;
     size_t bad = 0;
     switch (c_) {
-      case Coll::AllReduce: return pat_.wrongReduced(r, n, 0);
-      case Coll::Reduce: return me_ == o_.root ? pat_.wrongReduced(r, n, 0) : 0;
-      case Coll::ReduceScatter: return pat_.wrongReduced(r, n, size_t(me_) * n);
-      case Coll::Broadcast: return pat_.wrongMoved(r, n, 0, o_.root);
-      case Coll::Scatter: return pat_.wrongMoved(r, n, size_t(me_) * n, o_.root);
-      case Coll::SendRecv: return pat_.wrongMoved(r, n, 0, (me_ + P_ - 1) % P_);
+      case Coll::AllReduce:
+        return pat_.wrongReduced(r, n, 0);
+      case Coll::Reduce:
+        return me_ == o_.root ? pat_.wrongReduced(r, n, 0) : 0;
+      case Coll::ReduceScatter:
+        return pat_.wrongReduced(r, n, size_t(me_) * n);
+      case Coll::Broadcast:
+        return pat_.wrongMoved(r, n, 0, o_.root);
+      case Coll::Scatter:
+        return pat_.wrongMoved(r, n, size_t(me_) * n, o_.root);
+      case Coll::SendRecv:
+        return pat_.wrongMoved(r, n, 0, (me_ + P_ - 1) % P_);
       case Coll::Gather:
         if (me_ != o_.root) return 0;
         [[fallthrough]];
@@ -225,7 +264,9 @@ Status Timer::summarize(std::vector<double>& us, Summary* out) {
   return Status::Ok();
 }
 
-Status Timer::sum(double* v) { return b_.allReduce(v, v, 1, DataType::Float64, RedOp::Sum); }
+Status Timer::sum(double* v) {
+  return b_.allReduce(v, v, 1, DataType::Float64, RedOp::Sum);
+}
 
 int runCollective(const Options& o, Backend& b, std::vector<CollRow>* rows) {
   const int P = b.size(), me = b.rank();
@@ -234,8 +275,9 @@ int runCollective(const Options& o, Backend& b, std::vector<CollRow>* rows) {
             st.toString().c_str());
     return 1;
   };
-  if (o.root >= P) return fail(Status::InvalidArgument("root " + std::to_string(o.root) +
-                                                       " is not below the rank count"));
+  if (o.root >= P)
+    return fail(
+        Status::InvalidArgument("root " + std::to_string(o.root) + " is not below the rank count"));
   CollRunner run(o, b);
   const bool oneRoot = rooted(run.coll());
   if (Status st = run.prepare(o.maxBytes); !st.ok()) return fail(st);
@@ -245,8 +287,8 @@ int runCollective(const Options& o, Backend& b, std::vector<CollRow>* rows) {
   snprintf(title, sizeof title,
            "chorus-bench %s: impl %s, %d ranks, %s %s%s, warm-up %d, iterations %s, check %s",
            o.command.c_str(), b.name(), P, dataTypeName(o.dtype),
-           reduces(run.coll()) ? redOpName(o.op) : "", oneRoot ? (", root " +
-           std::to_string(o.root)).c_str() : "", o.warmup,
+           reduces(run.coll()) ? redOpName(o.op) : "",
+           oneRoot ? (", root " + std::to_string(o.root)).c_str() : "", o.warmup,
            o.iters ? std::to_string(o.iters).c_str() : "auto", o.check ? "on" : "off");
   report.begin(title);
   Progress progress(me == 0 ? o.progress : 0);

@@ -48,7 +48,8 @@ std::vector<std::string> command(const Options& o, const std::string& impl) {
   if (impl == "mpi") {
     // vader is Open MPI's shared-memory transport: the fastest baseline on one host. Root
     // needs --allow-run-as-root, more ranks than cores need --oversubscribe.
-    argv = {"mpirun", "-n", np, "--oversubscribe", "--mca", "btl", "self,vader", "--timeout", "900"};
+    argv = {"mpirun",     "-n",        np,   "--oversubscribe", "--mca", "btl",
+            "self,vader", "--timeout", "900"};
     if (geteuid() == 0) argv.push_back("--allow-run-as-root");
     for (auto& w : words(o.mpirunArgs)) argv.push_back(w);
   } else {
@@ -99,7 +100,9 @@ int capture(const std::vector<std::string>& argv, std::string* out, Progress& pr
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-const Measure& pick(const CollRow& r) { return r.oop.valid ? r.oop : r.ip; }
+const Measure& pick(const CollRow& r) {
+  return r.oop.valid ? r.oop : r.ip;
+}
 
 void printTable(const Options& o, const std::vector<std::string>& impls,
                 std::map<std::string, std::map<size_t, CollRow>>& byImpl) {
@@ -108,8 +111,10 @@ void printTable(const Options& o, const std::vector<std::string>& impls,
     for (auto& [bytes, row] : rows) sizes[bytes] = true;
   const std::string coll = o.passThrough[0];
   bool anyWrong = false;
-  printf("# compare %s: %d ranks, time = median us (out-of-place), busbw GB/s, speedup = "
-         "baseline time / chorus time (> 1: Chorus faster)\n#\n", coll.c_str(), o.ranks);
+  printf(
+      "# compare %s: %d ranks, time = median us (out-of-place), busbw GB/s, speedup = "
+      "baseline time / chorus time (> 1: Chorus faster)\n#\n",
+      coll.c_str(), o.ranks);
   printf("# %10s", "size(B)");
   for (auto& i : impls) printf(" %11s", (i + "(us)").c_str());
   for (auto& i : impls) printf(" %11s", (i + "(GB/s)").c_str());
@@ -130,8 +135,10 @@ void printTable(const Options& o, const std::vector<std::string>& impls,
     }
     for (auto& i : impls) {
       auto it = byImpl[i].find(bytes);
-      if (it == byImpl[i].end()) printf(" %11s", "-");
-      else printf(" %11.3f", pick(it->second).busbw);
+      if (it == byImpl[i].end())
+        printf(" %11s", "-");
+      else
+        printf(" %11.3f", pick(it->second).busbw);
     }
     auto mine = byImpl["chorus"].find(bytes);
     for (auto& i : impls) {
@@ -169,8 +176,8 @@ int runCompare(const Options& o) {
     int code = capture(command(o, impl), &out, progress, "compare: running " + impl);
     progress.clear();
     auto rows = parseCollCsv(out);
-    fprintf(stderr, "chorus-bench compare: %s: %zu sizes in %.1f s%s\n", impl.c_str(),
-            rows.size(), double(nowNs() - t0) / 1e9,
+    fprintf(stderr, "chorus-bench compare: %s: %zu sizes in %.1f s%s\n", impl.c_str(), rows.size(),
+            double(nowNs() - t0) / 1e9,
             code ? (", exit code " + std::to_string(code)).c_str() : "");
     if (code) rc = 1;
     if (rows.empty()) continue;

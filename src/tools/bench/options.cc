@@ -47,7 +47,9 @@ bool toInt(const std::string& s, int lo, int* out) {
   return true;
 }
 
-std::string optName(const std::string& a) { return a.substr(0, a.find('=')); }
+std::string optName(const std::string& a) {
+  return a.substr(0, a.find('='));
+}
 
 // Options every command takes. Returns 1 handled, 0 not ours, -1 error.
 int commonOption(Parser& p, Options* o) {
@@ -150,9 +152,12 @@ int collectiveOption(Parser& p, Options* o) {
   }
   if (a == "--placement") {
     if (!p.value(&v)) return -1;
-    if (v == "oop") o->placement = Placement::OutOfPlace;
-    else if (v == "ip") o->placement = Placement::InPlace;
-    else if (v == "both") o->placement = Placement::Both;
+    if (v == "oop")
+      o->placement = Placement::OutOfPlace;
+    else if (v == "ip")
+      o->placement = Placement::InPlace;
+    else if (v == "both")
+      o->placement = Placement::Both;
     else {
       p.error = "--placement is oop, ip or both";
       return -1;
@@ -169,10 +174,9 @@ int p2pOption(Parser& p, Options* o) {
   if (a == "-m") {
     if (!p.value(&v)) return -1;
     size_t colon = v.find(':');
-    bool ok = colon == std::string::npos
-                  ? parseSize(v, &o->maxBytes)
-                  : parseSize(v.substr(0, colon), &o->minBytes) &&
-                        parseSize(v.substr(colon + 1), &o->maxBytes);
+    bool ok = colon == std::string::npos ? parseSize(v, &o->maxBytes)
+                                         : parseSize(v.substr(0, colon), &o->minBytes) &&
+                                               parseSize(v.substr(colon + 1), &o->maxBytes);
     if (!ok) {
       p.error = "-m wants [min:]max sizes, not '" + v + "'";
       return -1;
@@ -241,30 +245,35 @@ bool parseCompare(Parser& p, Options* o) {
 
 }  // namespace
 
-bool isCollective(const std::string& n) { return kCollectives.count(n) > 0; }
-bool isPointToPoint(const std::string& n) { return kPointToPoint.count(n) > 0; }
+bool isCollective(const std::string& n) {
+  return kCollectives.count(n) > 0;
+}
+bool isPointToPoint(const std::string& n) {
+  return kPointToPoint.count(n) > 0;
+}
 
 void printUsage(FILE* out) {
-  fprintf(out,
-          "usage: chorus-bench COMMAND [options]      (run under chorus-run, mpirun or srun)\n"
-          "\n"
-          "collectives (nccl-tests style): allreduce reduce_scatter allgather broadcast reduce\n"
-          "                                alltoall gather scatter sendrecv\n"
-          "  -b MIN -e MAX -f FACTOR   size sweep in bytes (8, 64K, 1M; default 8 .. 64M, x2)\n"
-          "  -n ITERS -w WARMUP        timed and warm-up iterations (default: fill -t seconds)\n"
-          "  -d TYPE -o OP -r ROOT     float32 sum 0; types float16 bfloat16 float64 int32 ...\n"
-          "  -c 0|1                    check results (#wrong), default 1\n"
-          "  --placement oop|ip|both   out-of-place, in-place or both (default)\n"
-          "point-to-point (OSU style, ranks 0 and 1): latency bw bibw\n"
-          "  -m [MIN:]MAX -i ITERS -x WARMUP -W WINDOW (64) -c (validate) -f (full statistics)\n"
-          "side by side: compare [-n RANKS] [--impls chorus,mpi,gloo] [--mpirun-args ARGS]\n"
-          "                      [--plot F] COLLECTIVE [options]\n"
-          "  starts chorus-run and mpirun itself and prints Chorus/MPI and Chorus/Gloo ratios\n"
-          "impls: lists the implementations built into this binary\n"
-          "\n"
-          "common: --impl chorus|mpi|gloo  --csv | --json  --plot out.svg|out.png\n"
-          "        -t SECONDS (time budget per size, default 0.2)  --progress | --no-progress\n"
-          "        --gloo-store DIR (/tmp) --gloo-host ADDR (127.0.0.1) --gloo-algo ring|bcube|hd\n");
+  fprintf(
+      out,
+      "usage: chorus-bench COMMAND [options]      (run under chorus-run, mpirun or srun)\n"
+      "\n"
+      "collectives (nccl-tests style): allreduce reduce_scatter allgather broadcast reduce\n"
+      "                                alltoall gather scatter sendrecv\n"
+      "  -b MIN -e MAX -f FACTOR   size sweep in bytes (8, 64K, 1M; default 8 .. 64M, x2)\n"
+      "  -n ITERS -w WARMUP        timed and warm-up iterations (default: fill -t seconds)\n"
+      "  -d TYPE -o OP -r ROOT     float32 sum 0; types float16 bfloat16 float64 int32 ...\n"
+      "  -c 0|1                    check results (#wrong), default 1\n"
+      "  --placement oop|ip|both   out-of-place, in-place or both (default)\n"
+      "point-to-point (OSU style, ranks 0 and 1): latency bw bibw\n"
+      "  -m [MIN:]MAX -i ITERS -x WARMUP -W WINDOW (64) -c (validate) -f (full statistics)\n"
+      "side by side: compare [-n RANKS] [--impls chorus,mpi,gloo] [--mpirun-args ARGS]\n"
+      "                      [--plot F] COLLECTIVE [options]\n"
+      "  starts chorus-run and mpirun itself and prints Chorus/MPI and Chorus/Gloo ratios\n"
+      "impls: lists the implementations built into this binary\n"
+      "\n"
+      "common: --impl chorus|mpi|gloo  --csv | --json  --plot out.svg|out.png\n"
+      "        -t SECONDS (time budget per size, default 0.2)  --progress | --no-progress\n"
+      "        --gloo-store DIR (/tmp) --gloo-host ADDR (127.0.0.1) --gloo-algo ring|bcube|hd\n");
 }
 
 bool parseOptions(int argc, char** argv, Options* o, int* exitCode) {

@@ -14,13 +14,13 @@ namespace chorus::bench {
 enum class Placement { OutOfPlace, InPlace, Both };
 
 struct Options {
-  std::string command;        // allreduce ... sendrecv, latency, bw, bibw, compare
+  std::string command;          // allreduce ... sendrecv, latency, bw, bibw, compare
   std::string impl = "chorus";  // chorus | mpi | gloo
 
   // Sweep (collectives: -b -e -f; point-to-point: -m min:max, always doubling).
   size_t minBytes = 8, maxBytes = 64 << 20;
   double factor = 2;
-  int iters = 0;         // 0: as many as fit in budgetSec (at least 5, at most 1000)
+  int iters = 0;  // 0: as many as fit in budgetSec (at least 5, at most 1000)
   int warmup = 5;
   double budgetSec = 0.2;  // time spent timing each size when iters == 0
   DataType dtype = DataType::Float32;
@@ -34,7 +34,7 @@ struct Options {
   bool full = false;
 
   Format format = Format::Table;
-  std::string plot;  // .svg or .png
+  std::string plot;   // .svg or .png
   int progress = -1;  // -1: when stderr is a terminal
 
   // Gloo: where the file store lives, the address its TCP pairs bind, the allreduce algorithm.

@@ -16,8 +16,13 @@ namespace {
 class P2pRunner {
  public:
   P2pRunner(const Options& o, Backend& b)
-      : o_(o), b_(b), me_(b.rank()), peer_(1 - b.rank()), active_(b.rank() < 2),
-        sbuf_(o.maxBytes ? o.maxBytes : 1), rbuf_(o.maxBytes ? o.maxBytes : 1) {}
+      : o_(o),
+        b_(b),
+        me_(b.rank()),
+        peer_(1 - b.rank()),
+        active_(b.rank() < 2),
+        sbuf_(o.maxBytes ? o.maxBytes : 1),
+        rbuf_(o.maxBytes ? o.maxBytes : 1) {}
 
   // One iteration: a round trip (latency) or a window (bw, bibw).
   Status once(size_t bytes) {

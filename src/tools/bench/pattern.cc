@@ -14,15 +14,24 @@ namespace {
 template <typename F>
 void withNative(DataType t, void* p, F&& f) {
   switch (t) {
-    case DataType::Int8: return f(static_cast<int8_t*>(p));
-    case DataType::Uint8: return f(static_cast<uint8_t*>(p));
-    case DataType::Int32: return f(static_cast<int32_t*>(p));
-    case DataType::Uint32: return f(static_cast<uint32_t*>(p));
-    case DataType::Int64: return f(static_cast<int64_t*>(p));
-    case DataType::Uint64: return f(static_cast<uint64_t*>(p));
-    case DataType::Float32: return f(static_cast<float*>(p));
-    case DataType::Float64: return f(static_cast<double*>(p));
-    default: return f(static_cast<char*>(nullptr));
+    case DataType::Int8:
+      return f(static_cast<int8_t*>(p));
+    case DataType::Uint8:
+      return f(static_cast<uint8_t*>(p));
+    case DataType::Int32:
+      return f(static_cast<int32_t*>(p));
+    case DataType::Uint32:
+      return f(static_cast<uint32_t*>(p));
+    case DataType::Int64:
+      return f(static_cast<int64_t*>(p));
+    case DataType::Uint64:
+      return f(static_cast<uint64_t*>(p));
+    case DataType::Float32:
+      return f(static_cast<float*>(p));
+    case DataType::Float64:
+      return f(static_cast<double*>(p));
+    default:
+      return f(static_cast<char*>(nullptr));
   }
 }
 
@@ -69,10 +78,13 @@ size_t wrong(DataType t, const void* buf, size_t n, size_t first, V expect, doub
 
 double Pattern::reduceInput(int rank, size_t i) const {
   switch (op_) {
-    case RedOp::Prod: return i % size_t(ranks_) == size_t(rank) ? 2 : 1;  // product: always 2
+    case RedOp::Prod:
+      return i % size_t(ranks_) == size_t(rank) ? 2 : 1;  // product: always 2
     case RedOp::Max:
-    case RedOp::Min: return double((size_t(rank) * 7 + i * 3) % 11);
-    default: return double((size_t(rank) * 3 + i) % 5);  // sums stay below 5 * ranks
+    case RedOp::Min:
+      return double((size_t(rank) * 7 + i * 3) % 11);
+    default:
+      return double((size_t(rank) * 3 + i) % 5);  // sums stay below 5 * ranks
   }
 }
 
@@ -81,17 +93,27 @@ double Pattern::reduced(size_t i) const {
   for (int r = 1; r < ranks_; ++r) {
     const double v = reduceInput(r, i);
     switch (op_) {
-      case RedOp::Prod: acc *= v; break;
-      case RedOp::Max: acc = std::fmax(acc, v); break;
-      case RedOp::Min: acc = std::fmin(acc, v); break;
-      default: acc += v; break;
+      case RedOp::Prod:
+        acc *= v;
+        break;
+      case RedOp::Max:
+        acc = std::fmax(acc, v);
+        break;
+      case RedOp::Min:
+        acc = std::fmin(acc, v);
+        break;
+      default:
+        acc += v;
+        break;
     }
   }
   if (op_ == RedOp::Avg) acc /= ranks_;
   return acc;
 }
 
-double Pattern::moveInput(int rank, size_t i) { return double((size_t(rank) * 17 + i * 5) % 61 + 1); }
+double Pattern::moveInput(int rank, size_t i) {
+  return double((size_t(rank) * 17 + i * 5) % 61 + 1);
+}
 
 void Pattern::fillReduce(void* buf, size_t n, size_t first, int rank) const {
   fill(t_, buf, n, first, [&](size_t i) { return reduceInput(rank, i); });
@@ -107,11 +129,13 @@ size_t Pattern::wrongReduced(const void* buf, size_t n, size_t first) const {
   double tol = isFloatingPoint(t_) ? 4 * ranks_ * unitRoundoff(t_) : 0;
   if (op_ == RedOp::Avg && !isFloatingPoint(t_)) tol = 1;  // integer division may truncate
   if (op_ == RedOp::Avg && isFloatingPoint(t_)) tol = std::fmax(tol, 1e-6);
-  return wrong(t_, buf, n, first, [&](size_t i) { return reduced(i); }, tol);
+  return wrong(
+      t_, buf, n, first, [&](size_t i) { return reduced(i); }, tol);
 }
 
 size_t Pattern::wrongMoved(const void* buf, size_t n, size_t first, int fromRank) const {
-  return wrong(t_, buf, n, first, [&](size_t i) { return moveInput(fromRank, i); }, 0);
+  return wrong(
+      t_, buf, n, first, [&](size_t i) { return moveInput(fromRank, i); }, 0);
 }
 
 }  // namespace chorus::bench

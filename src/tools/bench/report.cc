@@ -4,7 +4,9 @@ namespace chorus::bench {
 
 namespace {
 
-std::string wrongText(double w) { return w < 0 ? "N/A" : std::to_string((long long)w); }
+std::string wrongText(double w) {
+  return w < 0 ? "N/A" : std::to_string((long long)w);
+}
 
 void printMeasure(FILE* out, const Measure& m) {
   if (!m.valid) {
@@ -27,8 +29,7 @@ void CollReport::begin(const std::string& title) {
     fprintf(out_, "# %52s %-54s %s\n", "", "out-of-place", "in-place");
     fprintf(out_, "# %10s %11s %9s %6s %5s", "size", "count", "type", "redop", "root");
     for (int i = 0; i < 2; ++i)
-      fprintf(out_, " %9s %9s %9s %7s %7s %6s", "time", "min", "max", "algbw", "busbw",
-              "#wrong");
+      fprintf(out_, " %9s %9s %9s %7s %7s %6s", "time", "min", "max", "algbw", "busbw", "#wrong");
     fprintf(out_, "\n# %10s %11s %9s %6s %5s", "(B)", "(elements)", "", "", "");
     for (int i = 0; i < 2; ++i)
       fprintf(out_, " %9s %9s %9s %7s %7s %6s", "(us)", "(us)", "(us)", "(GB/s)", "(GB/s)", "");

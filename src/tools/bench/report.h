@@ -34,8 +34,8 @@ struct P2pRow {
   std::string impl, test;
   int ranks = 0, iters = 0;
   size_t bytes = 0;
-  Summary us;        // per-iteration one-way latency, or time per window
-  double mbps = 0;   // bandwidth tests only
+  Summary us;         // per-iteration one-way latency, or time per window
+  double mbps = 0;    // bandwidth tests only
   double wrong = -1;  // -c validation: bytes wrong; -1 not checked
 };
 

@@ -19,8 +19,8 @@ std::string num(double v) {
 
 std::string measureCsv(const Measure& m) {
   if (!m.valid) return ",,,,,";
-  return num(m.us.median) + "," + num(m.us.min) + "," + num(m.us.max) + "," + num(m.algbw) +
-         "," + num(m.busbw) + "," + num(m.wrong);
+  return num(m.us.median) + "," + num(m.us.min) + "," + num(m.us.max) + "," + num(m.algbw) + "," +
+         num(m.busbw) + "," + num(m.wrong);
 }
 
 std::string measureJson(const Measure& m) {
@@ -50,8 +50,8 @@ std::string csvHeaderColl() {
 
 std::string csvLineColl(const CollRow& r) {
   return r.impl + "," + r.coll + "," + std::to_string(r.ranks) + "," + std::to_string(r.bytes) +
-         "," + std::to_string(r.count) + "," + r.type + "," + r.op + "," +
-         std::to_string(r.root) + "," + measureCsv(r.oop) + "," + measureCsv(r.ip);
+         "," + std::to_string(r.count) + "," + r.type + "," + r.op + "," + std::to_string(r.root) +
+         "," + measureCsv(r.oop) + "," + measureCsv(r.ip);
 }
 
 std::string jsonColl(const CollRow& r) {
@@ -59,11 +59,12 @@ std::string jsonColl(const CollRow& r) {
          "\", \"ranks\": " + std::to_string(r.ranks) + ", \"bytes\": " + std::to_string(r.bytes) +
          ", \"count\": " + std::to_string(r.count) + ", \"type\": \"" + r.type +
          "\", \"redop\": \"" + r.op + "\", \"root\": " + std::to_string(r.root) +
-         ", \"out_of_place\": " + measureJson(r.oop) + ", \"in_place\": " + measureJson(r.ip) +
-         "}";
+         ", \"out_of_place\": " + measureJson(r.oop) + ", \"in_place\": " + measureJson(r.ip) + "}";
 }
 
-std::string csvHeaderP2p() { return "impl,test,ranks,bytes,us,min_us,max_us,mbps,iters,wrong"; }
+std::string csvHeaderP2p() {
+  return "impl,test,ranks,bytes,us,min_us,max_us,mbps,iters,wrong";
+}
 
 std::string csvLineP2p(const P2pRow& r) {
   return r.impl + "," + r.test + "," + std::to_string(r.ranks) + "," + std::to_string(r.bytes) +

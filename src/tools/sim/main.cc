@@ -93,9 +93,9 @@ void simulate(Collective c, const topo::Topology& t, int n, uint64_t lo, uint64_
       };
       const double shown = k.skipped ? k.boundUs : k.predictedUs;
       if (csv)
-        printf("%s,%d,%llu,%s,%.3f,%.3f,%d,%.3f\n", collectiveName(c), n,
-               (unsigned long long)bytes, k.algorithm->name,
-               k.unavailable || k.skipped ? -1.0 : k.predictedUs, busbw(shown), picked, k.boundUs);
+        printf("%s,%d,%llu,%s,%.3f,%.3f,%d,%.3f\n", collectiveName(c), n, (unsigned long long)bytes,
+               k.algorithm->name, k.unavailable || k.skipped ? -1.0 : k.predictedUs, busbw(shown),
+               picked, k.boundUs);
       else if (k.unavailable)
         printf("    %-20s %14s  %s\n", k.algorithm->name, "n/a", k.unavailable);
       else if (k.skipped)

@@ -43,10 +43,10 @@
 #include "common/clock.h"
 #include "core/comm_impl.h"
 #include "reduce/reducer.h"
-#include "topo/topology.h"
 #include "tools/tune/fit.h"
 #include "tools/tune/memory.h"
 #include "tools/tune/receive_reduce.h"
+#include "topo/topology.h"
 #include "tune/cost_model.h"
 
 using namespace chorus;
@@ -97,10 +97,10 @@ Effort effortFor(bool quick) {
 
 struct Measured {
   double oneWayTinyUs = 0;
-  std::vector<std::pair<int, double>> burstRoundTripUs;   // K, round trip
-  std::vector<std::pair<size_t, double>> oneWayLargeUs;   // bytes, one way
-  double localReduceGBs = 0;                               // the reducer on local arrays
-  std::vector<std::pair<size_t, double>> oneShotUs;       // bytes, 2-rank one_shot allreduce
+  std::vector<std::pair<int, double>> burstRoundTripUs;  // K, round trip
+  std::vector<std::pair<size_t, double>> oneWayLargeUs;  // bytes, one way
+  double localReduceGBs = 0;                             // the reducer on local arrays
+  std::vector<std::pair<size_t, double>> oneShotUs;      // bytes, 2-rank one_shot allreduce
   tune::MemoryFit memory;
 };
 
@@ -148,8 +148,8 @@ Status leg(Communicator& c, char* buf, size_t bytes, int burst, bool grouped, bo
   Status first;
   for (int i = 0; i < burst; ++i) {
     char* p = buf + size_t(i) * 64;  // grouped receives get their own bytes
-    Status st = send ? c.send(p, bytes, DataType::Uint8, peer)
-                     : c.recv(p, bytes, DataType::Uint8, peer);
+    Status st =
+        send ? c.send(p, bytes, DataType::Uint8, peer) : c.recv(p, bytes, DataType::Uint8, peer);
     if (first.ok() && !st.ok()) first = st;
   }
   Status end = groupEnd();
@@ -228,8 +228,8 @@ double measureReduce(size_t chunkBytes, int reps) {
   for (int rep = 0; rep <= reps; ++rep) {
     const int64_t t0 = nowNs();
     for (size_t off = 0; off < n; off += piece)
-      r.reduce(DataType::Float32, RedOp::Sum, acc.data() + off, acc.data() + off,
-               in.data() + off, std::min(piece, n - off));
+      r.reduce(DataType::Float32, RedOp::Sum, acc.data() + off, acc.data() + off, in.data() + off,
+               std::min(piece, n - off));
     const double ns = double(nowNs() - t0);
     if (rep > 0) samples.push_back(double(kReduceBytes) / ns);  // bytes per ns = GB/s
   }
@@ -301,8 +301,10 @@ Derived derive(const Measured& m, const topo::Topology& base, topo::PathClass pc
   dv.large = fitLine(x, y);
 
   if (dv.burst.slope < 0.01)
-    fprintf(stderr, "chorus-tune: warning: the burst slope (%.4f us/message) is noise; is the "
-            "machine busy? step_us is set to 0.01, rerun when it is quiet\n", dv.burst.slope);
+    fprintf(stderr,
+            "chorus-tune: warning: the burst slope (%.4f us/message) is noise; is the "
+            "machine busy? step_us is set to 0.01, rerun when it is quiet\n",
+            dv.burst.slope);
   dv.overheadUs = std::max(0.01, dv.burst.slope);
   topo::Topology t = base;
   t.stepOverheadUs = dv.overheadUs;
@@ -343,11 +345,10 @@ std::string describeRun(const Communicator& c, topo::PathClass pc, bool quick) {
   double load[1] = {0};
   const int cpus = int(sysconf(_SC_NPROCESSORS_ONLN));
   std::string loadText = getloadavg(load, 1) == 1 ? fmt("load %.2f", load[0]) : "load ?";
-  o << "chorus-tune on " << host << " (" << cpus << " cpus, " << loadText << "), " << when
-    << ", " << c.size() << " ranks, ranks 0-1 over "
-    << topo::pathClassName(pc) << " (" << (tr ? tr->name() : "?") << ", "
-    << impl.costParams.chunkBytes << "-byte chunks), reducer " << CpuReducer::get().isa()
-    << (quick ? ", --quick" : "");
+  o << "chorus-tune on " << host << " (" << cpus << " cpus, " << loadText << "), " << when << ", "
+    << c.size() << " ranks, ranks 0-1 over " << topo::pathClassName(pc) << " ("
+    << (tr ? tr->name() : "?") << ", " << impl.costParams.chunkBytes << "-byte chunks), reducer "
+    << CpuReducer::get().isa() << (quick ? ", --quick" : "");
   return o.str();
 }
 
@@ -368,8 +369,8 @@ std::vector<std::string> rawLines(const Measured& m, const Derived& dv) {
   l.push_back("least-squares line over " + sizeText(kFitFrom) + ".." + sizeText(kFitTo) + ": " +
               fmt("%.2f", dv.large.intercept) + " us + bytes / " +
               fmt("%.3f", dv.large.slope > 0 ? 1e-3 / dv.large.slope : 0) + " GB/s");
-  l.push_back("reducer float32 sum on local arrays, " + sizeText(kReduceBytes) + " in place: " +
-              fmt("%.3f", m.localReduceGBs) + " GB/s");
+  l.push_back("reducer float32 sum on local arrays, " + sizeText(kReduceBytes) +
+              " in place: " + fmt("%.3f", m.localReduceGBs) + " GB/s");
   std::string oneShot = "2-rank allreduce forced to one_shot (float32 sum):";
   for (auto [bytes, us] : m.oneShotUs)
     oneShot.append(" ").append(sizeText(bytes)).append(" ").append(fmt("%.1f", us)).append(" us;");
@@ -384,8 +385,9 @@ std::vector<std::string> rawLines(const Measured& m, const Derived& dv) {
                 fmt("%.0f", m.memory.allMissMiB) + " MiB; a missed byte costs " +
                 fmt("%.4f", 1 / m.memory.missGBs) + " ns");
   else
-    l.push_back("no rise in the time per byte up to the largest working set: the memory model "
-                "stays as it was");
+    l.push_back(
+        "no rise in the time per byte up to the largest working set: the memory model "
+        "stays as it was");
   return l;
 }
 
@@ -403,7 +405,7 @@ Status checkWritable(const std::string& path) {
   const size_t slash = path.rfind('/');
   const std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
   const bool ok = access(path.c_str(), F_OK) == 0 ? access(path.c_str(), W_OK) == 0
-                                                 : access(dir.c_str(), W_OK | X_OK) == 0;
+                                                  : access(dir.c_str(), W_OK | X_OK) == 0;
   if (!ok) return Status::FromErrno(errno, "cannot write the tuning file '" + path + "' (--out)");
   return Status::Ok();
 }
@@ -490,20 +492,22 @@ Status calibrate(Communicator& c, const Options& o) {
     printf("  reduce host_gbs=%.3f   (was %.3g; one_shot fit; on local arrays %.3f)\n",
            dv.reduceGBs, impl.topology.hostReduceGBs, m.localReduceGBs);
   if (m.memory.knee)
-    printf("  memory cache_mib=%.0f all_miss_mib=%.0f miss_gbs=%.3f   (was %.3g, %.3g MiB, "
-           "%.3g GB/s; 0: not modelled)\n",
-           tuned.cacheMiB, tuned.allMissMiB, tuned.missGBs, impl.topology.cacheMiB,
-           impl.topology.allMissMiB, impl.topology.missGBs);
+    printf(
+        "  memory cache_mib=%.0f all_miss_mib=%.0f miss_gbs=%.3f   (was %.3g, %.3g MiB, "
+        "%.3g GB/s; 0: not modelled)\n",
+        tuned.cacheMiB, tuned.allMissMiB, tuned.missGBs, impl.topology.cacheMiB,
+        impl.topology.allMissMiB, impl.topology.missGBs);
   if (pc != topo::PathClass::Network && !overSharedMemory(pc))
     printf("note: CHORUS_TRANSPORT=tcp measured TCP, but these figures are filed under %s\n",
            topo::pathClassName(pc));
   // Ranks that share a core spin out their turn before they sleep: a tiny one-way time near
   // the spin budget means the machine is busy, and the figures measure that, not the executor.
   if (pc != topo::PathClass::Network && m.oneWayTinyUs > 0.5e-3 * double(impl.config.spinNs))
-    printf("warning: one-way 8 B took %.1f us, near the %.0f us spin budget (CHORUS_SPIN_NS): "
-           "ranks 0 and 1 seem to share a core (busy machine?); these figures describe that "
-           "state. Rerun when the machine is quiet.\n",
-           m.oneWayTinyUs, 1e-3 * double(impl.config.spinNs));
+    printf(
+        "warning: one-way 8 B took %.1f us, near the %.0f us spin budget (CHORUS_SPIN_NS): "
+        "ranks 0 and 1 seem to share a core (busy machine?); these figures describe that "
+        "state. Rerun when the machine is quiet.\n",
+        m.oneWayTinyUs, 1e-3 * double(impl.config.spinNs));
   printFit(m, impl.topology, tuned, impl.costParams);
   fflush(stdout);
   return Status::Ok();
