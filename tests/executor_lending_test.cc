@@ -7,87 +7,28 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <deque>
 #include <vector>
 
 #include "core/executor.h"
+#include "harness/held_connection.h"
 
 namespace chorus {
 namespace {
-
-// Records what the executor sends; the test plays the peer and the transport's thread.
-class HeldConnection final : public Connection {
- public:
-  explicit HeldConnection(size_t lendFrom) : lendFrom_(lendFrom) {}
-
-  struct Sent {
-    WireHeader h;
-    const char* lentFrom;     // the caller's memory, while lent
-    std::vector<char> bytes;  // what went on the wire (copied at send, or when handed on)
-  };
-  std::vector<Sent> sent;
-  std::deque<std::pair<WireHeader, std::vector<char>>> inbox;
-  uint64_t handedOn = 0;
-  bool reclaimed = false;
-
-  bool trySend(const WireHeader& h, const void* data) override {
-    const char* p = static_cast<const char*>(data);
-    sent.push_back({h, nullptr, std::vector<char>(p, p + h.bytes)});
-    if (handedOn + 1 == sent.size()) handedOn = sent.size();  // nothing lent ahead of it
-    return true;
-  }
-  const WireHeader* peek(const void** payload) override {
-    if (inbox.empty()) return nullptr;
-    *payload = landedAt ? landedAt : inbox.front().second.data();
-    return &inbox.front().first;
-  }
-  void release() override { inbox.pop_front(); }
-  size_t inPlaceFrom() const override { return lendFrom_; }
-  bool trySendInPlace(const WireHeader& h, const void* data, uint64_t* ticket) override {
-    sent.push_back({h, static_cast<const char*>(data), {}});
-    *ticket = sent.size();
-    return true;
-  }
-  uint64_t sendsDone() const override { return handedOn; }
-  uint64_t receiveWindow() const override { return 4; }
-  bool postReceive(uint64_t ahead, void* where, size_t bytes) override {
-    posts.push_back({ahead, static_cast<char*>(where), bytes});
-    return true;
-  }
-  struct Post {
-    uint64_t ahead;
-    char* where;
-    size_t bytes;
-  };
-  std::vector<Post> posts;
-  char* landedAt = nullptr;  // the next message's payload was read into posted memory here
-  void reclaimLent() override { reclaimed = true; }
-
-  // The transport writes every lent message now: what the peer gets is the memory as it is.
-  void handOnAll() {
-    for (Sent& s : sent)
-      if (s.lentFrom) s.bytes.assign(s.lentFrom, s.lentFrom + s.h.bytes), s.lentFrom = nullptr;
-    handedOn = sent.size();
-  }
-
- private:
-  size_t lendFrom_;
-};
 
 struct Fixture {
   explicit Fixture(size_t lendFrom) : conn(lendFrom) {
     ExecEnv env;
     env.rank = 0;
     env.conns = {nullptr, &conn};
-    env.reducer = &CpuReducer::get();
     env.failed = &failed;
     env.failure = [] { return Status::Ok(); };
     executor = std::make_unique<Executor>(std::move(env));
   }
   void start(Schedule s, const OpDesc& d) {
     plan = Plan::make(std::move(s));
-    bufs.input = in.data();
-    bufs.output = out.data();
+    bufs.input = MemRef::host(in.data());
+    bufs.output = MemRef::host(out.data());
+    bufs.engine = engineFor(MemoryKind::Host);
     executor->start(plan, d, 0, RedOp::Sum, bufs, Deadline::after(10));
   }
   Executor::Poll poll() {

@@ -84,7 +84,7 @@ struct Communicator::Impl {
   Status prepare(const OpDesc& d, const void* in, void* out, const void* premulScalar, Prepared* p);
   void start(const Prepared& p);
   // After the executor finished: post-processing (Avg's division).
-  void finish(const Prepared& p);
+  Status finish(const Prepared& p);
   // Records a failed run: poisons the communicator and tells the peers if it started here.
   Status failedRun(const Status& st, const OpDesc& d);
 

@@ -162,7 +162,6 @@ Status Communicator::Impl::init(const UniqueId& id, int r, int n, const Config& 
   Transport* waitOn = net->sleeper ? static_cast<Transport*>(net->sleeper.get()) : shm.get();
   for (int q = 0; q < size; ++q) env.conns[q] = waitOn->connection(q);
   env.sleeper = waitOn;
-  env.reducer = &CpuReducer::get();
   env.failed = &failed;
   env.failure = [this] { return currentError(); };
   // Over TCP a peer's last data may still be on the wire, or unread in our ring, when its
@@ -180,8 +179,8 @@ Status Communicator::Impl::init(const UniqueId& id, int r, int n, const Config& 
     failureIsKnown.store(true);  // before fail(): failedRun must not echo it back
     fail(st);
   });
-  LOG_INFO(kLogInit, "rank %d of %d ready (%s, %zu-byte chunks, %s reducer)", rank, size,
-           waitOn->name(), tp.payload, CpuReducer::get().isa());
+  LOG_INFO(kLogInit, "rank %d of %d ready (%s, %zu-byte chunks, %s host engine)", rank, size,
+           waitOn->name(), tp.payload, engineFor(MemoryKind::Host)->name());
   return Status::Ok();
 }
 

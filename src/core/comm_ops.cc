@@ -97,23 +97,29 @@ Status Communicator::Impl::prepare(const OpDesc& d, const void* in, void* out,
   CHORUS_RETURN_IF_ERROR(planFor(d, &p->plan));
   p->desc = d;
   p->out = out;
+  // The C++ API and the NCCL face take host memory today; the CUDA issue tells device
+  // pointers apart here and picks their engine.
+  DataEngine* engine = engineFor(MemoryKind::Host);
   const size_t esize = dataTypeSize(d.dtype);
-  p->bufs.input = in;
-  p->bufs.output = out;
+  p->bufs.engine = engine;
+  p->bufs.input = MemRef::host(in);
+  p->bufs.output = MemRef::host(out);
   if (p->plan->schedule.scratchElems) {
-    p->bufs.scratch = scratch.get(p->plan->schedule.scratchElems * esize);
-    if (!p->bufs.scratch) return Status::SystemError("out of memory for scratch space");
+    void* s = scratch.get(p->plan->schedule.scratchElems * esize);
+    if (!s) return Status::SystemError("out of memory for scratch space");
+    p->bufs.scratch = MemRef::host(s);
   }
   const uint64_t nIn = inputElems(d, size);
   p->op = d.op;
   if (d.op == RedOp::PreMulSum || (d.coll == Collective::AllToAll && in == out && nIn)) {
     // Stage the input: premultiplied, or copied aside so an in-place alltoall can overwrite.
-    void* stage = staging.get(nIn * esize);
-    if (!stage) return Status::SystemError("out of memory for the staging buffer");
-    if (d.op == RedOp::PreMulSum)
-      CpuReducer::get().scale(d.dtype, stage, in, nIn, premulScalar);
-    else
-      memcpy(stage, in, nIn * esize);
+    void* s = staging.get(nIn * esize);
+    if (!s) return Status::SystemError("out of memory for the staging buffer");
+    const MemRef stage = MemRef::host(s);
+    const Completion staged = d.op == RedOp::PreMulSum
+                                  ? engine->scale(d.dtype, stage, p->bufs.input, nIn, premulScalar)
+                                  : engine->copy(stage, p->bufs.input, nIn * esize);
+    CHORUS_RETURN_IF_ERROR(waitFor(*engine, staged, Deadline::after(config.timeoutSec)));
     p->bufs.input = stage;
   }
   if (p->op == RedOp::Avg || p->op == RedOp::PreMulSum) p->op = RedOp::Sum;
@@ -126,10 +132,13 @@ void Communicator::Impl::start(const Prepared& p) {
   executor->start(*p.plan, p.desc, p.seq, p.op, p.bufs, Deadline::after(config.timeoutSec));
 }
 
-void Communicator::Impl::finish(const Prepared& p) {
+Status Communicator::Impl::finish(const Prepared& p) {
   const OpDesc& d = p.desc;
-  if (d.op == RedOp::Avg && (d.coll != Collective::Reduce || rank == d.root))
-    CpuReducer::get().divide(d.dtype, p.out, p.out, d.count, uint64_t(size));
+  if (d.op != RedOp::Avg || (d.coll == Collective::Reduce && rank != d.root)) return Status::Ok();
+  DataEngine& engine = *p.bufs.engine;
+  const Completion divided =
+      engine.divide(d.dtype, p.bufs.output, p.bufs.output, d.count, uint64_t(size));
+  return waitFor(engine, divided, Deadline::after(config.timeoutSec));
 }
 
 Status Communicator::Impl::failedRun(const Status& st, const OpDesc& d) {
@@ -149,8 +158,7 @@ Status Communicator::Impl::run(const OpDesc& d, const void* in, void* out,
   Status st =
       executor->run(*p.plan, p.desc, p.seq, p.op, p.bufs, Deadline::after(config.timeoutSec));
   if (!st.ok()) return failedRun(st, d);
-  finish(p);
-  return Status::Ok();
+  return finish(p);
 }
 
 namespace {

@@ -3,7 +3,6 @@
 #include <sched.h>
 
 #include <algorithm>
-#include <cstring>
 
 namespace chorus {
 
@@ -42,6 +41,7 @@ void Executor::start(const Plan& plan, const OpDesc& desc, uint32_t opSeq, RedOp
   desc_ = desc;
   op_ = reduceOp;
   bufs_ = &bufs;
+  engine_ = bufs.engine;
   deadline_ = deadline;
   esize_ = dataTypeSize(desc.dtype);
   p2p_ = desc.coll == Collective::Send || desc.coll == Collective::Recv;
@@ -70,23 +70,26 @@ void Executor::start(const Plan& plan, const OpDesc& desc, uint32_t opSeq, RedOp
   }
 }
 
-char* Executor::ptr(BufRef r) const {
-  char* base;
-  switch (r.buf) {
-    case BufferId::Input:
-      base = static_cast<char*>(const_cast<void*>(bufs_->input));
-      break;
-    case BufferId::Output:
-      base = static_cast<char*>(bufs_->output);
-      break;
-    case BufferId::Scratch:
-      base = static_cast<char*>(bufs_->scratch);
-      break;
-    default:
-      base = bufs_->user[int(r.buf) - kFirstUserBuffer];
-      break;
-  }
-  return base + r.offset * esize_;
+MemRef Executor::ref(BufRef r) const {
+  const MemRef* base;
+  if (r.buf == BufferId::Input)
+    base = &bufs_->input;
+  else if (r.buf == BufferId::Output)
+    base = &bufs_->output;
+  else if (r.buf == BufferId::Scratch)
+    base = &bufs_->scratch;
+  else
+    base = &bufs_->user[int(r.buf) - kFirstUserBuffer];
+  return *base + r.offset * esize_;
+}
+
+// Whether the engine's outstanding work on this step, if any, has finished; if so it counts.
+bool Executor::inflightFinished(StepState& st) {
+  if (st.inflight.finished()) return true;
+  if (!engine_->test(st.inflight)) return false;
+  st.inflight = {};
+  st.done = st.inflightTo;
+  return true;
 }
 
 int Executor::skipDone(int i) const {
@@ -122,7 +125,7 @@ bool Executor::advanceSend(int i) {
   if (sendHead_[k] != i) return false;
   StepState& st = state_[i];
   Connection* c = env_.conns[s.peer];
-  const char* src = ptr(s.src);
+  const char* src = ref(s.src).ptr;
   WireHeader h = expect_;
   if (p2p_) h.count = s.count;
   const size_t lendFrom = c->inPlaceFrom();
@@ -157,9 +160,15 @@ bool Executor::advanceRecv(int i, Status* err) {
   if (recvHead_[k] != i) return false;
   StepState& st = state_[i];
   Connection* c = env_.conns[s.peer];
-  char* dst = ptr(s.dst);
-  const char* local = s.kind == StepKind::RecvReduce ? ptr(s.src) : nullptr;
   bool moved = false;
+  if (!st.inflight.finished()) {
+    if (!inflightFinished(st)) return false;
+    c->release();  // the engine has finished reading the message
+    moved = true;
+  }
+  const MemRef dst = ref(s.dst);
+  const bool reduce = s.kind == StepKind::RecvReduce;
+  const MemRef local = reduce ? ref(s.src) : MemRef{};
   while (st.done < st.chunks && depsReady(i, st.done)) {
     const void* payload = nullptr;
     const WireHeader* h = c->peek(&payload);
@@ -170,32 +179,39 @@ bool Executor::advanceRecv(int i, Status* err) {
       return false;
     }
     const uint64_t off = st.done * chunkElems_ * esize_;
-    if (!lent_.empty() && lentOverlaps(dst + off, dst + off + n * esize_)) break;
-    if (local)
-      env_.reducer->reduce(desc_.dtype, op_, dst + off, local + off, payload, n);
-    else if (payload != dst + off)  // else it landed in place (postReceive)
-      memcpy(dst + off, payload, h->bytes);
+    const MemRef to = dst + off;
+    if (!lent_.empty() && lentOverlaps(to.ptr, to.ptr + n * esize_)) break;
+    Completion done;
+    if (reduce)
+      done = engine_->reduce(desc_.dtype, op_, to, local + off, MemRef::host(payload), n);
+    else if (payload != to.ptr)  // else it landed in place (postReceive)
+      done = engine_->copy(to, MemRef::host(payload), h->bytes);
+    moved = true;
+    if (!done.finished()) {  // the message stays until the engine has read it
+      st.inflight = done;
+      st.inflightTo = st.done + 1;
+      return moved;
+    }
     c->release();
     ++st.done;
-    moved = true;
   }
   if (finished(i))
     recvHead_[k] = skipDone(plan_->nextOnChannel[i]);
-  else if (!local)
+  else if (!reduce)
     postReceives(i, c, dst);
   return moved;
 }
 
 // Offers the connection the destinations of the chunks this receive will take next, as far
 // as they may be written now (dependencies met, no memory still lent) and its window reaches.
-void Executor::postReceives(int i, Connection* c, char* dst) {
+void Executor::postReceives(int i, Connection* c, MemRef dst) {
   const uint64_t window = c->receiveWindow();
   if (!window) return;
   StepState& st = state_[i];
   if (st.posted < st.done) st.posted = st.done;
   while (st.posted < st.chunks && st.posted - st.done < window && depsReady(i, st.posted)) {
     const size_t bytes = chunkCount(i, st.posted) * esize_;
-    char* at = dst + st.posted * chunkElems_ * esize_;
+    char* at = dst.ptr + st.posted * chunkElems_ * esize_;
     if (bytes < c->inPlaceFrom() || (!lent_.empty() && lentOverlaps(at, at + bytes))) return;
     c->postReceive(st.posted - st.done, at, bytes);  // too late: it comes through a slot
     ++st.posted;
@@ -205,21 +221,27 @@ void Executor::postReceives(int i, Connection* c, char* dst) {
 bool Executor::advanceCopy(int i) {
   const Step& s = (*steps_)[i];
   StepState& st = state_[i];
+  if (!inflightFinished(st)) return false;
   // A bounded slice per pass, so that a large copy (an out-of-place allgather's own block)
   // overlaps the sends and receives after it instead of holding them back.
   const uint64_t limit = std::min(st.chunks, st.done + kCopyChunksPerPass);
   uint64_t to = st.done;
   while (to < limit && depsReady(i, to)) ++to;
   if (to == st.done) return false;
-  char* src = ptr(s.src);
-  char* dst = ptr(s.dst);
-  if (src != dst) {
+  const MemRef src = ref(s.src);
+  const MemRef dst = ref(s.dst);
+  if (!src.sameMemory(dst)) {
     uint64_t begin = st.done * chunkElems_, end = to * chunkElems_;
     if (end > s.count) end = s.count;
-    char* at = dst + begin * esize_;
+    const MemRef at = dst + begin * esize_;
     const size_t bytes = (end - begin) * esize_;
-    if (!lent_.empty() && lentOverlaps(at, at + bytes)) return false;
-    memcpy(at, src + begin * esize_, bytes);
+    if (!lent_.empty() && lentOverlaps(at.ptr, at.ptr + bytes)) return false;
+    const Completion done = engine_->copy(at, src + begin * esize_, bytes);
+    if (!done.finished()) {
+      st.inflight = done;
+      st.inflightTo = to;
+      return true;
+    }
   }
   st.done = to;
   return true;

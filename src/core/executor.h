@@ -12,7 +12,7 @@
 #include "chorus/status.h"
 #include "common/clock.h"
 #include "core/op_desc.h"
-#include "reduce/reducer.h"
+#include "engine/data_engine.h"
 #include "transport/transport.h"
 
 namespace chorus {
@@ -27,18 +27,17 @@ struct Plan {
   static Plan make(Schedule s);
 };
 
+// A run's buffers, bound to memory, and the engine that touches them (all of one kind).
 struct ExecBuffers {
-  const void* input = nullptr;
-  void* output = nullptr;
-  void* scratch = nullptr;
-  std::vector<char*> user;  // BufferId kFirstUserBuffer + k
+  MemRef input, output, scratch;
+  std::vector<MemRef> user;  // BufferId kFirstUserBuffer + k
+  DataEngine* engine = nullptr;
 };
 
 struct ExecEnv {
   int rank = 0;
-  std::vector<Connection*> conns;  // by peer rank
-  Transport* sleeper = nullptr;    // whose sleep() to use when idle
-  const CpuReducer* reducer = nullptr;
+  std::vector<Connection*> conns;             // by peer rank
+  Transport* sleeper = nullptr;               // whose sleep() to use when idle
   const std::atomic<bool>* failed = nullptr;  // set when the communicator has an error
   std::function<Status()> failure;            // the recorded error, once `failed` is set
   std::function<bool(int)> peerLeft;          // has this peer left the job cleanly?
@@ -73,6 +72,10 @@ class Executor {
     uint64_t done = 0;
     uint64_t chunks = 0;
     uint64_t posted = 0;  // a receive's chunks offered to postReceive
+    // The engine's work on chunks [done, inflightTo) not yet finished (a receive holds its
+    // message until then). Never set on the CPU engine, which finishes before it returns.
+    Completion inflight;
+    uint64_t inflightTo = 0;
   };
   // A chunk sent in place: [begin, end) of a buffer must not be written until conn's
   // sendsDone() reaches ticket. A run is not done while any is out.
@@ -86,7 +89,7 @@ class Executor {
   static constexpr size_t kMaxLent = 256;  // beyond this, copy: each write scans the list
   static constexpr uint64_t kCopyChunksPerPass = 4;
 
-  char* ptr(BufRef r) const;
+  MemRef ref(BufRef r) const;
   bool finished(int i) const { return state_[i].done == state_[i].chunks; }
   int skipDone(int i) const;
   int channel(int peer) const;
@@ -95,7 +98,8 @@ class Executor {
   bool advanceSend(int i);
   bool advanceRecv(int i, Status* err);
   bool advanceCopy(int i);
-  void postReceives(int i, Connection* c, char* dst);
+  bool inflightFinished(StepState& st);
+  void postReceives(int i, Connection* c, MemRef dst);
   bool lentPending();                                     // drops the returned ones
   bool lentOverlaps(const char* begin, const char* end);  // ... then checks the rest
   bool headerMatches(const WireHeader& h, const Step& s, uint64_t n) const;
@@ -111,6 +115,7 @@ class Executor {
   OpDesc desc_;
   RedOp op_ = RedOp::Sum;
   const ExecBuffers* bufs_ = nullptr;
+  DataEngine* engine_ = nullptr;
   Deadline deadline_ = Deadline::never();
   size_t esize_ = 1;
   uint64_t chunkElems_ = 1;

@@ -43,7 +43,7 @@ Status mergeP2p(Communicator::Impl* c, const std::vector<const Queued*>& ops,
   for (const Queued* q : ops) {
     const int k = int(p->bufs.user.size());
     const bool isSend = q->desc.coll == Collective::Send;
-    p->bufs.user.push_back(static_cast<char*>(isSend ? const_cast<void*>(q->in) : q->out));
+    p->bufs.user.push_back(MemRef::host(isSend ? q->in : q->out));
     if (q->desc.root == c->rank) {
       (isSend ? selfSends : selfRecvs).push_back(q);
       continue;
@@ -63,11 +63,12 @@ Status mergeP2p(Communicator::Impl* c, const std::vector<const Queued*>& ops,
           "group on rank " + std::to_string(c->rank) + ": a send to itself of " +
           std::to_string(selfSends[i]->desc.count) + " bytes meets a receive of " +
           std::to_string(selfRecvs[i]->desc.count));
-    p->bufs.user.push_back(static_cast<char*>(const_cast<void*>(selfSends[i]->in)));
-    p->bufs.user.push_back(static_cast<char*>(selfRecvs[i]->out));
+    p->bufs.user.push_back(MemRef::host(selfSends[i]->in));
+    p->bufs.user.push_back(MemRef::host(selfRecvs[i]->out));
     const int k = int(p->bufs.user.size());
     s.copy(userBuffer(k - 2), userBuffer(k - 1), selfSends[i]->desc.count);
   }
+  p->bufs.engine = engineFor(MemoryKind::Host);
   p->ownedPlan = Plan::make(std::move(s));
   p->plan = &p->ownedPlan;
   p->desc = OpDesc{};
@@ -175,8 +176,13 @@ Status runGroup(std::vector<Queued>& ops) {
         break;
       }
       if (p == Executor::Poll::Done) {
-        w.comm->finish(w.current);
+        Status st = w.comm->finish(w.current);
         w.running = false;
+        if (!st.ok()) {
+          w.done = true;
+          failAll(w.comm->failedRun(st, w.current.desc));
+          break;
+        }
         ++w.next;
       }
       moved |= p != Executor::Poll::Idle;

@@ -1,0 +1,28 @@
+// The data engine for host memory: today's SIMD reducers and memcpy, finishing every
+// operation before it returns.
+#pragma once
+
+#include "engine/data_engine.h"
+#include "reduce/reducer.h"
+
+namespace chorus {
+
+class CpuEngine final : public DataEngine {
+ public:
+  explicit CpuEngine(const CpuReducer& reducer) : reducer_(reducer) {}
+  // The engine on this CPU's best kernels (CpuReducer::get()).
+  static CpuEngine& get();
+
+  const char* name() const override { return reducer_.isa(); }
+  bool handles(MemoryKind k) const override { return k == MemoryKind::Host; }
+  Completion copy(MemRef dst, MemRef src, size_t bytes) override;
+  Completion reduce(DataType t, RedOp op, MemRef dst, MemRef a, MemRef b, size_t n) override;
+  Completion scale(DataType t, MemRef dst, MemRef src, size_t n, const void* scalar) override;
+  Completion divide(DataType t, MemRef dst, MemRef src, size_t n, uint64_t divisor) override;
+  bool test(const Completion&) override { return true; }
+
+ private:
+  const CpuReducer& reducer_;
+};
+
+}  // namespace chorus
