@@ -15,9 +15,11 @@ int main(int argc, char** argv) {
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   static perf::TransportPair pair;
   Status st = perf::connectPair(
-      [](Bootstrap* bs, int, Deadline d, std::unique_ptr<Transport>* out) {
+      [](Bootstrap* bs, int rank, Deadline d, std::unique_ptr<Transport>* out) {
+        static Doorbell doorbells[2];
         std::unique_ptr<ShmTransport> shm;
-        CHORUS_RETURN_IF_ERROR(ShmTransport::create(bs, {0, 0}, ShmOptions{}, d, &shm));
+        CHORUS_RETURN_IF_ERROR(
+            ShmTransport::create(bs, {0, 0}, ShmOptions{}, &doorbells[rank], d, &shm));
         *out = std::move(shm);
         return Status::Ok();
       },

@@ -13,12 +13,16 @@ int main(int argc, char** argv) {
   static perf::TransportPair pair;
   Status st = perf::connectPair(
       [](Bootstrap* bs, int rank, Deadline d, std::unique_ptr<Transport>* out) {
-        TcpOptions opts;
-        CHORUS_RETURN_IF_ERROR(TcpOptions::fromEnvironment(&opts));
+        Config config;
+        CHORUS_RETURN_IF_ERROR(Config::fromEnvironment(&config));
+        TcpOptions opts = TcpOptions::fromConfig(config);
         std::vector<bool> reach(2, true);
         reach[size_t(rank)] = false;
+        static Doorbell doorbells[2];
+        TcpHooks hooks;
+        hooks.doorbell = &doorbells[rank];
         std::unique_ptr<TcpTransport> tcp;
-        CHORUS_RETURN_IF_ERROR(TcpTransport::create(bs, reach, true, opts, TcpHooks{}, d, &tcp));
+        CHORUS_RETURN_IF_ERROR(TcpTransport::create(bs, reach, true, opts, hooks, d, &tcp));
         *out = std::move(tcp);
         return Status::Ok();
       },

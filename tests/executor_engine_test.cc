@@ -73,7 +73,7 @@ struct Fixture {
     bufs.output = MemRef::host(out.data());
     bufs.engine = &engine;
     executor->start(plan, d, 0, RedOp::Sum, bufs, Deadline::after(10));
-    header = WireHeader{d.count, 0, d.root, kCount * 4, uint8_t(d.coll), uint8_t(d.dtype),
+    header = WireHeader{d.count,       0, d.root, kCount * 4, uint8_t(d.coll), uint8_t(d.dtype),
                         uint8_t(d.op), 0};
   }
   Executor::Poll poll() {

@@ -62,7 +62,8 @@ class Connection {
   virtual void reclaimLent() {}
 };
 
-// Owns the connections to the peers it serves and the means to sleep until one of them moves.
+// Owns the connections to the peers it serves. It rings the communicator's Doorbell
+// (transport/doorbell.h), lent at creation, when something arrives for the executor.
 class Transport {
  public:
   virtual ~Transport() = default;
@@ -70,14 +71,12 @@ class Transport {
   virtual Connection* connection(int peer) = 0;  // nullptr if this transport does not reach peer
   virtual size_t maxPayloadBytes() const = 0;
 
-  // Sleeping protocol, used by the executor after spinning found nothing to do:
-  //   token = prepareSleep(); if (still nothing to do) sleep(token, ns); endSleep();
-  // Any peer activity after prepareSleep() makes sleep() return at once.
-  virtual uint32_t prepareSleep() = 0;
-  virtual void sleep(uint32_t token, int64_t timeoutNs) = 0;
-  virtual void endSleep() = 0;
-  // Wakes this rank's sleep() from any thread (abort, failure notice).
-  virtual void wake() = 0;
+  // Whether `peer` has sent all it ever will and this rank consumed it, once the bootstrap
+  // says the peer left: a transport with data still in flight answers false until then.
+  virtual bool peerFinished(int peer) const {
+    (void)peer;
+    return true;
+  }
 };
 
 }  // namespace chorus

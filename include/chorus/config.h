@@ -21,6 +21,18 @@ struct Config {
   std::string tuneFile;             // CHORUS_TUNE_FILE: link estimates measured by chorus-tune
   std::string algo;  // CHORUS_ALGO: force algorithms, "allreduce=ring,allgather=bruck"
 
+  // Transports. CHORUS_TRANSPORT: "auto" lets every pair of ranks take the highest-priority
+  // transport that reaches it (shm within a host, tcp between hosts); a comma-separated list
+  // of names ("tcp") allows only those.
+  std::string transport = "auto";
+  std::string socketIfname;            // CHORUS_SOCKET_IFNAME: `eth`, `=eth0`, `^lo,docker`
+  int socketFamily = 0;                // CHORUS_SOCKET_FAMILY: 4, 6 or any (AF_INET/6/UNSPEC)
+  int tcpStreams = 2;                  // CHORUS_SOCKET_NSTREAMS: sockets per peer, 1..16
+  size_t tcpChunkBytes = 512 << 10;    // CHORUS_TCP_CHUNK_BYTES: largest message over TCP
+  int tcpSlots = 16;                   // CHORUS_TCP_SLOTS: messages buffered per peer and way
+  size_t tcpZeroCopyBytes = 32 << 10;  // CHORUS_TCP_ZERO_COPY_BYTES: sent from the caller's
+                                       // buffer from this size on; 0 copies every message
+
   // Starts from the defaults above and applies whatever CHORUS_* variables are set. A
   // malformed value is an InvalidArgument naming the variable.
   static Status fromEnvironment(Config* out);

@@ -6,6 +6,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <tuple>
 #include <unordered_map>
 #include <vector>
@@ -15,12 +16,13 @@
 #include "core/executor.h"
 #include "core/op_desc.h"
 #include "topo/topology.h"
-#include "transport/shm/shm_transport.h"
+#include "transport/doorbell.h"
+#include "transport/transport.h"
 #include "tune/selector.h"
 
 namespace chorus {
 
-struct NetTransports;  // core/mixed_sleeper.h
+struct JobShape;  // transport/registry.h
 
 // A growable, 64-byte aligned byte buffer for scratch space that lives across calls.
 class ScratchBuffer {
@@ -37,10 +39,11 @@ struct Communicator::Impl {
   int rank = 0;
   int size = 1;
   Config config;
+  // The executor sleeps on it and every transport rings it; it outlives them all.
+  Doorbell doorbell;
   std::unique_ptr<Bootstrap> bootstrap;
-  std::unique_ptr<ShmTransport> shm;
-  std::unique_ptr<NetTransports> net;        // TCP and the shm+tcp sleeper, when peers are remote
-  std::atomic<Transport*> sleeper{nullptr};  // what the executor sleeps on, to wake it
+  std::vector<std::unique_ptr<Transport>> transports;  // in the order made (registry order)
+  std::string transportNames;  // those this rank talks over, "shm+tcp", for logs and tools
   std::unique_ptr<Executor> executor;
   topo::Topology topology;  // the job's machines (and tuned estimates), for the selector
   RankLayout layout;        // the topology's hosts, for hierarchical algorithms
@@ -57,16 +60,23 @@ struct Communicator::Impl {
   std::atomic<bool> failureIsKnown{false};
   mutable std::mutex errorMu;
   Status error;  // guarded by errorMu; the first failure wins
+  // A transport's lost connection, guarded by errorMu: often a symptom (the peer failed only
+  // because a third rank died, which the bootstrap is about to report), so it becomes the
+  // error only if no root cause arrives within suspectGrace.
+  Status suspect;
+  Deadline suspectGrace = Deadline::never();
 
   ~Impl();
   Status init(const UniqueId& id, int rank, int size, const Config& config);
   // Records the first failure and wakes a call that may be sleeping on a peer.
   void fail(const Status& st);
-  // A transport lost a connection. That is often a symptom: the peer may have failed only
-  // because a third rank died, which the bootstrap is about to report. Waits briefly for that
-  // root cause before failing with the transport's own error.
-  void failAfterRootCauseGrace(const Status& st);
-  Status currentError() const;
+  // A transport lost a connection (any thread). Records it as the suspect, raises `failed` and
+  // wakes the executor; never waits.
+  void transportFailed(const Status& st);
+  // What a waiting call fails with now: the error; else the suspect once its grace is over
+  // (it becomes the error); else Ok, while the grace runs.
+  Status failureToReport();
+  Status currentError() const;  // the error, or else the suspect
   // Validates nothing: the entry points have. Runs `d` to completion, or queues it when a
   // group is open on this thread.
   Status run(const OpDesc& d, const void* in, void* out, const void* premulScalar);
@@ -93,6 +103,11 @@ struct Communicator::Impl {
   // forces an algorithm that cannot run `d`.
   Status planFor(const OpDesc& d, const Plan** out);
   Status loadTuning(Deadline deadline);
+  // Host grouping and the settings that must agree across ranks, in one exchange.
+  Status exchangeHosts(Deadline deadline, JobShape* job);
+  // Makes the registry's transports for this job and fills env's connections
+  // (comm_transports.cc).
+  Status connectTransports(Deadline deadline, ExecEnv* env);
 };
 
 }  // namespace chorus

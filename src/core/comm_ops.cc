@@ -28,25 +28,38 @@ void Communicator::Impl::fail(const Status& st) {
     error = st;
   }
   failed.store(true, std::memory_order_release);
-  // Wake whatever the executor sleeps on (shm futex, TCP doorbell or both).
-  if (Transport* t = sleeper.load())
-    t->wake();
-  else if (shm)
-    shm->wake();
+  doorbell.wake();  // a call may be asleep waiting on a peer
   LOG_WARN(kLogInit, "rank %d: communicator failed: %s", rank, st.toString().c_str());
 }
 
-void Communicator::Impl::failAfterRootCauseGrace(const Status& st) {
-  // Long enough for rank 0 to relay a death it saw on the star, short against any timeout.
-  const Deadline grace = Deadline::after(std::min(0.5, config.timeoutSec / 4));
-  while (!failed.load(std::memory_order_acquire) && !grace.expired())
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));
-  fail(st);
+void Communicator::Impl::transportFailed(const Status& st) {
+  {
+    std::lock_guard<std::mutex> g(errorMu);
+    if (!error.ok() || !suspect.ok()) return;
+    suspect = st;
+    // Long enough for rank 0 to relay a death it saw on the star, short against any timeout.
+    suspectGrace = Deadline::after(std::min(0.5, config.timeoutSec / 4));
+  }
+  LOG_INFO(kLogInit, "rank %d: %s; waiting briefly for a root cause", rank, st.toString().c_str());
+  failed.store(true, std::memory_order_release);
+  doorbell.wake();
+}
+
+Status Communicator::Impl::failureToReport() {
+  Status promoted;
+  {
+    std::lock_guard<std::mutex> g(errorMu);
+    if (!error.ok()) return error;
+    if (suspect.ok() || !suspectGrace.expired()) return Status::Ok();
+    promoted = suspect;
+  }
+  fail(promoted);
+  return currentError();
 }
 
 Status Communicator::Impl::currentError() const {
   std::lock_guard<std::mutex> g(errorMu);
-  return error;
+  return error.ok() ? suspect : error;
 }
 
 Status Communicator::Impl::planFor(const OpDesc& d, const Plan** out) {
@@ -91,9 +104,11 @@ uint64_t inputElems(const OpDesc& d, int size) {
 
 Status Communicator::Impl::prepare(const OpDesc& d, const void* in, void* out,
                                    const void* premulScalar, Prepared* p) {
+  // (A failure still waiting for its root cause lets the call start: it fails with that cause.)
   if (failed.load(std::memory_order_acquire))
-    return currentError().withContext("rank " + std::to_string(rank) + ": " + d.toString() +
-                                      " refused, the communicator failed earlier");
+    if (Status st = failureToReport(); !st.ok())
+      return st.withContext("rank " + std::to_string(rank) + ": " + d.toString() +
+                            " refused, the communicator failed earlier");
   CHORUS_RETURN_IF_ERROR(planFor(d, &p->plan));
   p->desc = d;
   p->out = out;

@@ -1,6 +1,9 @@
 #include "chorus/config.h"
 
 #include "common/env.h"
+#include "common/socket.h"
+#include "transport/registry.h"
+#include "transport/tcp/tcp_transport.h"
 #include "tune/algo_override.h"
 
 namespace chorus {
@@ -17,6 +20,16 @@ Status Config::fromEnvironment(Config* out) {
   if (auto v = envString("CHORUS_TOPO_DUMP_FILE")) c.topoDumpFile = *v;
   if (auto v = envString("CHORUS_TUNE_FILE")) c.tuneFile = *v;
   if (auto v = envString("CHORUS_ALGO")) c.algo = *v;
+  if (auto v = envString("CHORUS_TRANSPORT")) c.transport = v->empty() ? "auto" : *v;
+  if (auto v = envString("CHORUS_SOCKET_IFNAME")) c.socketIfname = *v;
+  if (auto v = envString("CHORUS_SOCKET_FAMILY"))
+    if (!parseFamily(*v, &c.socketFamily))
+      return Status::InvalidArgument("configuration: CHORUS_SOCKET_FAMILY='" + *v +
+                                     "': expected 4, 6, ipv4, ipv6 or any");
+  if (auto v = envInt("CHORUS_SOCKET_NSTREAMS", &err)) c.tcpStreams = int(*v);
+  if (auto v = envBytes("CHORUS_TCP_CHUNK_BYTES", &err)) c.tcpChunkBytes = size_t(*v);
+  if (auto v = envInt("CHORUS_TCP_SLOTS", &err)) c.tcpSlots = int(*v);
+  if (auto v = envBytes("CHORUS_TCP_ZERO_COPY_BYTES", &err)) c.tcpZeroCopyBytes = size_t(*v);
   if (!err.empty()) return Status::InvalidArgument("configuration: " + err);
   CHORUS_RETURN_IF_ERROR(c.validate());
   *out = c;
@@ -35,6 +48,8 @@ Status Config::validate() const {
     return Status::InvalidArgument("configuration: CHORUS_SHM_SLOTS must be 1..1024, not " +
                                    std::to_string(shmSlots));
   if (spinNs < 0) return Status::InvalidArgument("configuration: CHORUS_SPIN_NS must be >= 0");
+  CHORUS_RETURN_IF_ERROR(checkTransportNames(transport).withContext("configuration"));
+  CHORUS_RETURN_IF_ERROR(TcpOptions::fromConfig(*this).validate().withContext("configuration"));
   AlgoOverride ov;
   CHORUS_RETURN_IF_ERROR(AlgoOverride::parse(algo, &ov).withContext("configuration"));
   return Status::Ok();

@@ -55,8 +55,7 @@ void Executor::start(const Plan& plan, const OpDesc& desc, uint32_t opSeq, RedOp
     expect_.opSeq = 0;
     expect_.root = -1;
   }
-  const size_t payload = env_.sleeper ? env_.sleeper->maxPayloadBytes() : (size_t(1) << 20);
-  chunkElems_ = payload / esize_;
+  chunkElems_ = env_.chunkBytes / esize_;
   first_ = 0;
   state_.assign(steps_->size(), StepState{});
   for (size_t i = 0; i < steps_->size(); ++i)
@@ -316,8 +315,12 @@ int Executor::departedPeer() const {
   return -1;
 }
 
+Status Executor::failureNow() const {
+  return env_.failed->load(std::memory_order_acquire) ? env_.failure() : Status::Ok();
+}
+
 Status Executor::checkIdle() {
-  if (env_.failed->load(std::memory_order_acquire)) return env_.failure();
+  CHORUS_RETURN_IF_ERROR(failureNow());
   if (deadline_.expired()) return waitingError();
   if (departedPeer() < 0) return Status::Ok();
   // It left after posting everything it ever will: one more pass takes what is there.
@@ -346,7 +349,7 @@ Status Executor::run(const Plan& plan, const OpDesc& desc, uint32_t opSeq, RedOp
       idle = 0;
       continue;
     }
-    if (env_.failed->load(std::memory_order_relaxed)) return env_.failure();
+    CHORUS_RETURN_IF_ERROR(failureNow());
     // Idle: spin a while (peers are usually just behind), then sleep on the doorbell. The spin
     // yields rather than pauses: with PAUSE, whole rounds of an 8-byte allreduce on a 2-core VM
     // ran at ~30 us a call against 0.4, the ranks sleeping and waking each other late
@@ -359,14 +362,16 @@ Status Executor::run(const Plan& plan, const OpDesc& desc, uint32_t opSeq, RedOp
       continue;
     }
     CHORUS_RETURN_IF_ERROR(checkIdle());
-    if (nowNs() - idleSince < env_.spinNs || !env_.sleeper) continue;
-    const uint32_t token = env_.sleeper->prepareSleep();
+    // A failure still waiting for its root cause keeps us spinning: it resolves within its
+    // grace, unrung.
+    if (nowNs() - idleSince < env_.spinNs || !env_.doorbell || env_.failed->load()) continue;
+    const uint32_t token = env_.doorbell->prepareSleep();
     p = poll(&err);
     if (p == Poll::Idle && !env_.failed->load()) {
       int64_t left = deadline.remainingNs();
-      env_.sleeper->sleep(token, left < 100000000 ? left : 100000000);
+      env_.doorbell->sleep(token, left < 100000000 ? left : 100000000);
     }
-    env_.sleeper->endSleep();
+    env_.doorbell->endSleep();
     if (p == Poll::Done) return Status::Ok();
     if (p == Poll::Failed) return err;
     if (p == Poll::Moved) idle = 0;
@@ -399,17 +404,22 @@ std::string Executor::blockedOn() const {
     const StepState& st = state_[i];
     const char* verb = s.kind == StepKind::Send ? "sending to" : "waiting for data from";
     where = std::string(", ") + verb + " rank " + std::to_string(s.peer) + " over " +
-            (env_.sleeper ? env_.sleeper->name() : "?") + " (step " + std::to_string(i + 1) +
-            " of " + std::to_string(steps_->size()) + ", chunk " + std::to_string(st.done + 1) +
-            " of " + std::to_string(st.chunks) + ")";
+            transportName(s.peer) + " (step " + std::to_string(i + 1) + " of " +
+            std::to_string(steps_->size()) + ", chunk " + std::to_string(st.done + 1) + " of " +
+            std::to_string(st.chunks) + ")";
     break;
   }
   if (where.empty() && !lent_.empty())
     where = ", waiting for rank " + std::to_string(env_.rank) + "'s " +
-            (env_.sleeper ? env_.sleeper->name() : "?") + " connection to rank " +
+            transportName(lent_.front().peer) + " connection to rank " +
             std::to_string(lent_.front().peer) + " to take the data it sends in place";
   return desc_.toString() + (p2p_ ? "" : " (collective #" + std::to_string(expect_.opSeq) + ")") +
          where;
+}
+
+const char* Executor::transportName(int peer) const {
+  const Transport* t = size_t(peer) < env_.transportOf.size() ? env_.transportOf[peer] : nullptr;
+  return t ? t->name() : "?";
 }
 
 Status Executor::waitingError() const {

@@ -13,6 +13,7 @@
 #include "common/clock.h"
 #include "core/op_desc.h"
 #include "engine/data_engine.h"
+#include "transport/doorbell.h"
 #include "transport/transport.h"
 
 namespace chorus {
@@ -36,11 +37,16 @@ struct ExecBuffers {
 
 struct ExecEnv {
   int rank = 0;
-  std::vector<Connection*> conns;             // by peer rank
-  Transport* sleeper = nullptr;               // whose sleep() to use when idle
-  const std::atomic<bool>* failed = nullptr;  // set when the communicator has an error
-  std::function<Status()> failure;            // the recorded error, once `failed` is set
-  std::function<bool(int)> peerLeft;          // has this peer left the job cleanly?
+  std::vector<Connection*> conns;       // by peer rank
+  std::vector<Transport*> transportOf;  // by peer rank: whose connection, for errors
+  size_t chunkBytes = 1 << 20;          // the job's message size
+  Doorbell* doorbell = nullptr;         // slept on when idle; null: spin only
+  // Set when the communicator has an error, or a transport suspects one.
+  const std::atomic<bool>* failed = nullptr;
+  // Once `failed` is set: the error to fail with now, or Ok while a transport's suspected
+  // failure waits for its root cause (the run goes on polling meanwhile).
+  std::function<Status()> failure;
+  std::function<bool(int)> peerLeft;  // has this peer left the job cleanly?
   int64_t spinNs = 50000;
 };
 
@@ -107,6 +113,8 @@ class Executor {
   std::string blockedOn() const;  // the call and the first step still waiting, for errors
   Status waitingError() const;
   int departedPeer() const;  // a peer an unfinished step needs that has left, or -1
+  const char* transportName(int peer) const;
+  Status failureNow() const;  // the communicator's failure to report now, if any
 
   ExecEnv env_;
   // The current run.

@@ -92,7 +92,8 @@ struct CommWork {
     current = Communicator::Impl::Prepared{};
     if (next == 0 && !p2p.empty()) {
       if (comm->failed.load())
-        return comm->currentError().withContext("rank " + std::to_string(comm->rank));
+        if (Status st = comm->failureToReport(); !st.ok())
+          return st.withContext("rank " + std::to_string(comm->rank));
       CHORUS_RETURN_IF_ERROR(mergeP2p(comm, p2p, &current));
     } else {
       const Queued* q = collectives[next - (p2p.empty() ? 0 : 1)];
@@ -117,11 +118,11 @@ void idleWait(std::vector<CommWork>& work, int64_t idleSince, uint64_t idle) {
     sched_yield();  // not a pause: see Executor::run
     return;
   }
-  if (active == 1 && env.sleeper) {
+  if (active == 1 && env.doorbell) {
     // One communicator left: sleep on its doorbell like a single call would.
-    uint32_t token = env.sleeper->prepareSleep();
-    env.sleeper->sleep(token, 1000000);
-    env.sleeper->endSleep();
+    uint32_t token = env.doorbell->prepareSleep();
+    env.doorbell->sleep(token, 1000000);
+    env.doorbell->endSleep();
   } else {
     timespec ts{0, 20000};
     nanosleep(&ts, nullptr);

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "transport/doorbell.h"
 #include "transport/transport.h"
 
 namespace chorus {
@@ -26,12 +27,9 @@ struct alignas(kCacheLine) SegmentHeader {
   uint32_t slots;
 };
 
-// A rank sleeps on `seq` after setting `sleeping`; a peer that makes work for it bumps `seq`
-// and wakes it only when `sleeping` is set, so the common spinning case costs no syscall.
-struct alignas(kCacheLine) Doorbell {
-  std::atomic<uint32_t> seq;
-  std::atomic<uint32_t> sleeping;
-};
+// Each local rank's DoorbellWord (transport/doorbell.h) lives in the segment, so that peers
+// ring it directly: the rank's communicator places its doorbell there.
+static_assert(sizeof(DoorbellWord) == kCacheLine);
 
 struct alignas(kCacheLine) RingControl {
   alignas(kCacheLine) std::atomic<uint64_t> head;  // messages posted (writer)
@@ -47,7 +45,7 @@ struct SegmentLayout {
 
   size_t slotStride() const { return sizeof(SlotHeader) + slotBytes; }
   size_t doorbellsOffset() const { return sizeof(SegmentHeader); }
-  size_t ringsOffset() const { return doorbellsOffset() + localSize * sizeof(Doorbell); }
+  size_t ringsOffset() const { return doorbellsOffset() + localSize * sizeof(DoorbellWord); }
   size_t slotsOffset() const {
     return ringsOffset() + size_t(localSize) * localSize * sizeof(RingControl);
   }

@@ -8,7 +8,7 @@
 #include <random>
 
 #include "common/log.h"
-#include "transport/shm/futex.h"
+#include "transport/futex.h"
 #include "transport/shm/segment.h"
 
 namespace chorus {
@@ -47,7 +47,7 @@ class ShmTransport::ShmConnection final : public Connection {
     in_ = at<RingControl>(base, L.ringsOffset()) + peer * L.localSize + me;
     outSlots_ = at<char>(base, L.ringSlotsOffset(me, peer));
     inSlots_ = at<char>(base, L.ringSlotsOffset(peer, me));
-    peerBell_ = at<Doorbell>(base, L.doorbellsOffset()) + peer;
+    peerBell_ = at<DoorbellWord>(base, L.doorbellsOffset()) + peer;
     head_ = out_->head.load(std::memory_order_relaxed);
     tail_ = in_->tail.load(std::memory_order_relaxed);
   }
@@ -83,27 +83,23 @@ class ShmTransport::ShmConnection final : public Connection {
   }
 
  private:
-  // Pairs with prepareSleep(): our store above is seq_cst, so either the peer sees it when it
-  // re-checks after raising `sleeping`, or we see `sleeping` here and wake it.
-  void ringPeer() {
-    if (peerBell_->sleeping.load(std::memory_order_seq_cst)) {
-      peerBell_->seq.fetch_add(1, std::memory_order_seq_cst);
-      futexWakeAll(&peerBell_->seq);
-    }
-  }
+  // Our store before this was seq_cst: the peer either sees it when it re-checks after
+  // raising its doorbell's `sleeping`, or we see `sleeping` and wake it.
+  void ringPeer() { peerBell_->ringAfterSeqCstStore(); }
 
   uint64_t slots_, stride_;
   RingControl* out_;
   RingControl* in_;
   char* outSlots_;
   char* inSlots_;
-  Doorbell* peerBell_;
+  DoorbellWord* peerBell_;
   uint64_t head_ = 0, peerTail_ = 0;  // writer side
   uint64_t tail_ = 0, peerHead_ = 0;  // reader side
 };
 
 Status ShmTransport::create(Bootstrap* bs, const std::vector<int>& hostOf, const ShmOptions& opts,
-                            Deadline deadline, std::unique_ptr<ShmTransport>* out) {
+                            Doorbell* doorbell, Deadline deadline,
+                            std::unique_ptr<ShmTransport>* out) {
   if (opts.slotBytes == 0 || opts.slotBytes % kCacheLine || opts.slots < 1)
     return Status::InvalidArgument(
         "shm: slot size must be a positive multiple of 64 bytes and "
@@ -112,6 +108,11 @@ Status ShmTransport::create(Bootstrap* bs, const std::vector<int>& hostOf, const
   std::unique_ptr<ShmTransport> t(new ShmTransport);
   t->opts_ = opts;
   CHORUS_RETURN_IF_ERROR(t->attach(bs, hostOf, deadline));
+  if (t->base_) {
+    // Peers ring our word in the segment: the doorbell moves there.
+    t->doorbell_ = doorbell;
+    doorbell->placeIn(at<DoorbellWord>(t->base_, sizeof(SegmentHeader)) + t->localIndex_);
+  }
   *out = std::move(t);
   return Status::Ok();
 }
@@ -206,6 +207,7 @@ Status ShmTransport::attach(Bootstrap* bs, const std::vector<int>& hostOf, Deadl
 }
 
 ShmTransport::~ShmTransport() {
+  if (doorbell_) doorbell_->placeIn(nullptr);  // before its word is unmapped
   conns_.clear();
   if (base_) munmap(base_, bytes_);
 }
@@ -213,39 +215,6 @@ ShmTransport::~ShmTransport() {
 Connection* ShmTransport::connection(int peer) {
   if (peer < 0 || size_t(peer) >= conns_.size()) return nullptr;
   return conns_[peer].get();
-}
-
-namespace {
-Doorbell* bellOf(void* base, int localIndex) {
-  return at<Doorbell>(base, sizeof(SegmentHeader)) + localIndex;
-}
-}  // namespace
-
-uint32_t ShmTransport::prepareSleep() {
-  if (!base_) return 0;
-  Doorbell* b = bellOf(base_, localIndex_);
-  b->sleeping.store(1, std::memory_order_seq_cst);
-  return b->seq.load(std::memory_order_seq_cst);
-}
-
-void ShmTransport::sleep(uint32_t token, int64_t timeoutNs) {
-  if (!base_) {
-    timespec ts{0, long(timeoutNs < 1000000 ? timeoutNs : 1000000)};
-    nanosleep(&ts, nullptr);
-    return;
-  }
-  futexWait(&bellOf(base_, localIndex_)->seq, token, timeoutNs);
-}
-
-void ShmTransport::endSleep() {
-  if (base_) bellOf(base_, localIndex_)->sleeping.store(0, std::memory_order_relaxed);
-}
-
-void ShmTransport::wake() {
-  if (!base_) return;
-  Doorbell* b = bellOf(base_, localIndex_);
-  b->seq.fetch_add(1, std::memory_order_seq_cst);
-  futexWakeAll(&b->seq);
 }
 
 }  // namespace chorus

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "bootstrap/bootstrap.h"
+#include "transport/doorbell.h"
 #include "transport/transport.h"
 
 namespace chorus {
@@ -21,8 +22,9 @@ class ShmTransport final : public Transport {
  public:
   // `hostOf[r]` identifies rank r's host; ranks with this rank's value share the segment.
   // Collective over all ranks of `bs` (every rank calls it, also those alone on their host).
+  // With local peers, `doorbell` moves into the segment for them to ring until destruction.
   static Status create(Bootstrap* bs, const std::vector<int>& hostOf, const ShmOptions& opts,
-                       Deadline deadline, std::unique_ptr<ShmTransport>* out);
+                       Doorbell* doorbell, Deadline deadline, std::unique_ptr<ShmTransport>* out);
   ~ShmTransport() override;
   ShmTransport(const ShmTransport&) = delete;
   ShmTransport& operator=(const ShmTransport&) = delete;
@@ -30,10 +32,6 @@ class ShmTransport final : public Transport {
   const char* name() const override { return "shm"; }
   Connection* connection(int peer) override;
   size_t maxPayloadBytes() const override { return opts_.slotBytes; }
-  uint32_t prepareSleep() override;
-  void sleep(uint32_t token, int64_t timeoutNs) override;
-  void endSleep() override;
-  void wake() override;
 
  private:
   class ShmConnection;
@@ -41,6 +39,7 @@ class ShmTransport final : public Transport {
   Status attach(Bootstrap* bs, const std::vector<int>& hostOf, Deadline deadline);
 
   ShmOptions opts_;
+  Doorbell* doorbell_ = nullptr;  // placed in the segment, while we have one
   int rank_ = 0;
   int localIndex_ = 0;
   std::vector<int> localOf_;  // global rank -> local index, -1 if on another host

@@ -1,26 +1,19 @@
 #include <cstring>
 
-#include "common/env.h"
 #include "transport/tcp/tcp_transport.h"
 
 namespace chorus {
 
-Status TcpOptions::fromEnvironment(TcpOptions* out) {
-  TcpOptions o = *out;
-  std::string err;
-  if (auto v = envString("CHORUS_SOCKET_IFNAME")) o.ifname = *v;
-  if (auto v = envString("CHORUS_SOCKET_FAMILY"))
-    if (!parseFamily(*v, &o.family))
-      return Status::InvalidArgument("CHORUS_SOCKET_FAMILY='" + *v +
-                                     "': expected 4, 6, ipv4, ipv6 or any");
-  if (auto v = envInt("CHORUS_SOCKET_NSTREAMS", &err)) o.nstreams = int(*v);
-  if (auto v = envBytes("CHORUS_TCP_CHUNK_BYTES", &err)) o.chunkBytes = size_t(*v);
-  if (auto v = envInt("CHORUS_TCP_SLOTS", &err)) o.slots = int(*v);
-  if (auto v = envBytes("CHORUS_TCP_ZERO_COPY_BYTES", &err)) o.zeroCopyBytes = size_t(*v);
-  if (!err.empty()) return Status::InvalidArgument("configuration: " + err);
-  CHORUS_RETURN_IF_ERROR(o.validate());
-  *out = o;
-  return Status::Ok();
+TcpOptions TcpOptions::fromConfig(const Config& c) {
+  TcpOptions o;
+  o.ifname = c.socketIfname;
+  o.family = c.socketFamily;
+  o.nstreams = c.tcpStreams;
+  o.chunkBytes = c.tcpChunkBytes;
+  o.slots = c.tcpSlots;
+  o.zeroCopyBytes = c.tcpZeroCopyBytes;
+  o.timeoutSec = c.timeoutSec;
+  return o;
 }
 
 Status TcpOptions::validate() const {

@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "common/log.h"
-#include "transport/shm/futex.h"
+#include "transport/futex.h"
 #include "transport/tcp/tcp_connection.h"
 #include "transport/tcp/tcp_internal.h"
 
@@ -47,32 +47,7 @@ void TcpTransport::kickThread() {
 }
 
 void TcpTransport::notifyExecutor() {
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  if (bellSleeping_.load(std::memory_order_relaxed)) {
-    bellSeq_.fetch_add(1, std::memory_order_seq_cst);
-    futexWakeAll(&bellSeq_);
-    if (hooks_.wakeExecutor) hooks_.wakeExecutor();
-  }
-}
-
-uint32_t TcpTransport::prepareSleep() {
-  bellSleeping_.store(1, std::memory_order_relaxed);
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  return bellSeq_.load(std::memory_order_relaxed);
-}
-
-void TcpTransport::sleep(uint32_t token, int64_t timeoutNs) {
-  futexWait(&bellSeq_, token, timeoutNs);
-}
-
-void TcpTransport::endSleep() {
-  bellSleeping_.store(0, std::memory_order_relaxed);
-}
-
-void TcpTransport::wake() {
-  bellSeq_.fetch_add(1, std::memory_order_seq_cst);
-  futexWakeAll(&bellSeq_);
-  if (hooks_.wakeExecutor) hooks_.wakeExecutor();
+  hooks_.doorbell->ring();
 }
 
 // ---- the thread ----
@@ -111,7 +86,7 @@ void TcpTransport::raise(const Status& st) {
     hooks_.onError(st);  // the communicator logs it
   else
     LOG_WARN(kLogNet, "%s", st.toString().c_str());
-  wake();
+  hooks_.doorbell->wake();
 }
 
 bool TcpTransport::progressAll() {

@@ -18,11 +18,14 @@
 #include <vector>
 
 #include "bootstrap/bootstrap.h"
+#include "chorus/config.h"
 #include "common/socket.h"
+#include "transport/doorbell.h"
 #include "transport/transport.h"
 
 namespace chorus {
 
+// The transport's settings, taken from the communicator's Config (whose fields say more).
 struct TcpOptions {
   std::string ifname;             // CHORUS_SOCKET_IFNAME (prefix, =exact, ^exclusion)
   int family = AF_UNSPEC;         // CHORUS_SOCKET_FAMILY: 4 / 6 / any
@@ -34,15 +37,14 @@ struct TcpOptions {
   size_t zeroCopyBytes = 32 << 10;
   double timeoutSec = 300;  // the communicator's timeout: connect, drain, TCP_USER_TIMEOUT
 
-  // Applies the CHORUS_* variables above to *out (timeoutSec is left alone).
-  static Status fromEnvironment(TcpOptions* out);
+  static TcpOptions fromConfig(const Config& config);
   Status validate() const;
 };
 
 // How the transport reports to, and wakes, its communicator.
 struct TcpHooks {
   std::function<void(const Status&)> onError;  // first connection failure, from the thread
-  std::function<void()> wakeExecutor;          // extra wake-up when the executor sleeps elsewhere
+  Doorbell* doorbell = nullptr;                // rung when the executor has news; required
   const std::atomic<bool>* failed = nullptr;   // set: do not wait to flush at shutdown
 };
 
@@ -63,14 +65,9 @@ class TcpTransport final : public Transport {
   const char* name() const override { return "tcp"; }
   Connection* connection(int peer) override;
   size_t maxPayloadBytes() const override { return opts_.chunkBytes; }
-  uint32_t prepareSleep() override;
-  void sleep(uint32_t token, int64_t timeoutNs) override;
-  void endSleep() override;
-  void wake() override;
-
   // True when `peer` is not reached over TCP, or it said goodbye on every stream and all it
   // sent has been consumed. Executor thread only.
-  bool peerFinished(int peer) const;
+  bool peerFinished(int peer) const override;
   const SockAddr& listenAddress() const { return listenAddr_; }
   // Connections refused since start (strangers, bad handshakes); for tests and logs.
   int refusedCount() const { return refused_.load(); }
@@ -119,8 +116,6 @@ class TcpTransport final : public Transport {
   std::atomic<bool> raised_{false};
   std::atomic<int> refused_{0};
   alignas(64) std::atomic<uint32_t> threadSleeping_{0};
-  alignas(64) std::atomic<uint32_t> bellSeq_{0};
-  std::atomic<uint32_t> bellSleeping_{0};
 };
 
 }  // namespace chorus

@@ -340,14 +340,13 @@ std::string describeRun(const Communicator& c, topo::PathClass pc, bool quick) {
   const time_t now = time(nullptr);
   strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", gmtime(&now));
   const Communicator::Impl& impl = *c.impl();
-  Transport* tr = impl.sleeper.load();
   std::ostringstream o;
   double load[1] = {0};
   const int cpus = int(sysconf(_SC_NPROCESSORS_ONLN));
   std::string loadText = getloadavg(load, 1) == 1 ? fmt("load %.2f", load[0]) : "load ?";
   o << "chorus-tune on " << host << " (" << cpus << " cpus, " << loadText << "), " << when << ", "
     << c.size() << " ranks, ranks 0-1 over " << topo::pathClassName(pc) << " ("
-    << (tr ? tr->name() : "?") << ", " << impl.costParams.chunkBytes << "-byte chunks), reducer "
+    << impl.transportNames << ", " << impl.costParams.chunkBytes << "-byte chunks), reducer "
     << CpuReducer::get().isa() << (quick ? ", --quick" : "");
   return o.str();
 }
