@@ -1,6 +1,6 @@
 // The shared-memory transport on its own, below the executor: two ranks (two threads, each
 // with its own bootstrap and its own mapping of one real segment) exchange messages through
-// Connection::trySend / peek / release (perf/transport_pair.h has the loops).
+// Connection::postSend / peek / release (perf/transport_pair.h has the loops).
 //   shm/pingpong/N  one_way_us: the floor for any small-message collective over shm
 //   shm/stream/N    one direction, receiver copying out; compare with memcpy/N (the stream
 //                   moves every byte twice: into the slot, out of it)

@@ -70,7 +70,7 @@ inline void pingPong(benchmark::State& state, TransportPair* p) {
   std::vector<char> buf(bytes ? bytes : 1, char(me));
   const WireHeader h = headerFor(bytes);
   const void* payload = nullptr;
-  auto send = [&] { spinUntil([&] { return c->trySend(h, buf.data()); }); };
+  auto send = [&] { spinUntil([&] { return c->postSend(h, MemRef::host(buf.data()), nullptr); }); };
   auto recv = [&] {
     spinUntil([&] { return c->peek(&payload) != nullptr; });
     if (bytes) memcpy(buf.data(), payload, bytes);
@@ -98,7 +98,7 @@ inline void stream(benchmark::State& state, TransportPair* p) {
   const void* payload = nullptr;
   for (auto _ : state) {
     if (me == 0) {
-      spinUntil([&] { return c->trySend(h, buf.data()); });
+      spinUntil([&] { return c->postSend(h, MemRef::host(buf.data()), nullptr); });
     } else {
       spinUntil([&] { return c->peek(&payload) != nullptr; });
       memcpy(buf.data(), payload, bytes);

@@ -1,4 +1,4 @@
-// The executor's side of zero copy: memory lent to a connection (trySendInPlace) is not
+// The executor's side of zero copy: memory lent to a connection (postSend) is not
 // written, and the run does not end, until the connection hands it back; a receive offers its
 // destination (postReceive) only where it may be written; a failed run takes memory back. The
 // connection here is the test's own, so the moment the transport "writes" lent bytes is in the

@@ -36,7 +36,8 @@ std::vector<std::string> splitNames(const std::string& spec) {
 
 std::string registeredNames() {
   std::string all;
-  for (const TransportEntry& e : registeredTransports()) all += (all.empty() ? "" : ", ") + std::string(e.name);
+  for (const TransportEntry& e : registeredTransports())
+    all += (all.empty() ? "" : ", ") + std::string(e.name);
   return all;
 }
 
@@ -53,14 +54,17 @@ Status checkTransportNames(const std::string& spec) {
   if (spec == "auto") return Status::Ok();
   const std::vector<std::string> names = splitNames(spec);
   if (names.empty())
-    return Status::InvalidArgument("CHORUS_TRANSPORT='" + spec + "' names no transport; use auto or some of: " + registeredNames());
+    return Status::InvalidArgument(
+        "CHORUS_TRANSPORT='" + spec +
+        "' names no transport; use auto or some of: " + registeredNames());
   for (const std::string& n : names) {
     bool known = false;
     for (const TransportEntry& e : registeredTransports()) known |= n == e.name;
     if (!known)
       return Status::InvalidArgument("CHORUS_TRANSPORT names '" + n +
                                      "', which is not a transport of this build; use auto or "
-                                     "some of: " + registeredNames());
+                                     "some of: " +
+                                     registeredNames());
   }
   return Status::Ok();
 }
@@ -78,11 +82,12 @@ Status chooseTransports(const std::vector<TransportEntry>& entries, const JobSha
         if (allowed(config.transport, entries[k].name) && entries[k].canReach(job, a, b, kind))
           pick = int(k);
       if (pick < 0)
-        return Status::InvalidArgument(
-            "no transport reaches rank " + std::to_string(b) + " from rank " +
-            std::to_string(a) + " for " + memoryKindName(kind) + " (" +
-            (job.sameHost(a, b) ? "same host" : "different hosts") + ", CHORUS_TRANSPORT=" +
-            config.transport + "; this build has " + registeredNames() + ")");
+        return Status::InvalidArgument("no transport reaches rank " + std::to_string(b) +
+                                       " from rank " + std::to_string(a) + " for " +
+                                       memoryKindName(kind) + " (" +
+                                       (job.sameHost(a, b) ? "same host" : "different hosts") +
+                                       ", CHORUS_TRANSPORT=" + config.transport +
+                                       "; this build has " + registeredNames() + ")");
       out->used[size_t(pick)] = true;
       if (a == rank) out->of[size_t(b)] = pick;
       if (b == rank) out->of[size_t(a)] = pick;

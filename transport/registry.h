@@ -31,8 +31,8 @@ struct TransportContext {
   Bootstrap* bootstrap = nullptr;
   const Config* config = nullptr;
   const JobShape* job = nullptr;
-  std::vector<bool> peers;  // peers[q]: this rank talks to q over this transport (symmetric)
-  size_t chunkBytes = 0;    // the job's message size, which every transport must carry
+  std::vector<bool> peers;       // peers[q]: this rank talks to q over this transport (symmetric)
+  size_t chunkBytes = 0;         // the job's message size, which every transport must carry
   Doorbell* doorbell = nullptr;  // ring when something arrives for the executor
   // A connection failed. Called from any thread; records and returns, never waits.
   std::function<void(const Status&)> onError;

@@ -1,17 +1,18 @@
 // The transport interface: point-to-point, non-blocking message channels between two ranks.
-// A message is a WireHeader plus up to maxPayloadBytes() of data. trySend copies the data out
-// (so the caller may reuse its buffer at once); a transport whose own thread moves the bytes
-// may also lend: trySendInPlace leaves the data in the caller's memory until the transport has
-// handed it on, which saves a copy. Receiving hands out a pointer into the transport's own
-// buffer so the executor can reduce straight out of it, then release() frees the slot and
-// returns the credit to the sender; such a transport may instead land a payload where the
-// caller asked (postReceive), saving the copy out. Nothing here blocks.
+// A message is a WireHeader plus up to maxPayloadBytes() of data. Transfers are posted and
+// later tested: a send hands its bytes over (a copying transport finishes at once, one that
+// moves them later from its own thread lends the caller's memory until its Completion tests
+// finished); a receive is taken out of the transport's buffer (peek/release) or, posted ahead,
+// lands where the caller asked. Buffers are memory references carrying their kind. Nothing
+// here blocks.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
 #include "chorus/status.h"
+#include "engine/completion.h"
+#include "engine/memory.h"
 
 namespace chorus {
 
@@ -31,34 +32,35 @@ struct WireHeader {
 class Connection {
  public:
   virtual ~Connection() = default;
-  // Posts header + h.bytes of data. Returns false (and posts nothing) if no credit is free.
-  virtual bool trySend(const WireHeader& h, const void* data) = 0;
-  // The oldest unreleased message, or nullptr if none has arrived yet.
-  virtual const WireHeader* peek(const void** payload) = 0;
-  // Frees the message returned by peek().
-  virtual void release() = 0;
 
-  // Zero copy. inPlaceFrom() is the smallest payload worth sending from, or receiving into, the
-  // caller's memory (0: this connection never does). trySendInPlace posts like trySend but
-  // reads `data` later, from the transport's thread: the caller must leave those bytes alone
-  // until sendsDone() >= *ticket.
-  virtual size_t inPlaceFrom() const { return 0; }
-  virtual bool trySendInPlace(const WireHeader& h, const void* data, uint64_t* ticket) {
-    (void)h, (void)data, (void)ticket;
-    return false;
-  }
-  virtual uint64_t sendsDone() const { return 0; }
-  // Asks for the payload of the message `ahead` places after the next one peek() returns
-  // (ahead < receiveWindow()) to land in [where, where + bytes), if it has not begun arriving
-  // and is exactly that long; false when it is too late. From the call until that message is
-  // released the transport may write there; peek() then returns `where` as the payload.
+  // Posts header + h.bytes of `data` to the peer; false (and nothing posted) while no credit
+  // is free. A transport that copies takes the bytes now and leaves *sent finished. One that
+  // moves them later from its own thread or device (TCP's zero copy; RDMA) may instead keep
+  // reading `data` until test(*sent): the caller must not write those bytes before. A null
+  // `sent` forbids that: the bytes are taken now.
+  virtual bool postSend(const WireHeader& h, MemRef data, Completion* sent) = 0;
+  // Whether a transfer this connection was given has finished.
+  virtual bool test(const Completion& c) const { return c.finished(); }
+
+  // The oldest unreleased message, or nullptr if none has arrived yet. The payload stays in
+  // the transport's memory, so the executor can reduce straight out of it.
+  virtual const WireHeader* peek(const void** payload) = 0;
+  // Frees the message returned by peek() and returns its credit to the sender.
+  virtual void release() = 0;
+  // Posted receives: asks for the payload of the message `ahead` places after the next one
+  // peek() returns (ahead < receiveWindow()) to land in [where, where + bytes), saving the
+  // copy out. False when the transport declines (too small to be worth it, too late: it has
+  // begun arriving, or another length); it then comes through a slot as usual. From the call
+  // until that message is released the transport may write there; peek() then returns
+  // `where` as the payload.
   virtual uint64_t receiveWindow() const { return 0; }
-  virtual bool postReceive(uint64_t ahead, void* where, size_t bytes) {
+  virtual bool postReceive(uint64_t ahead, MemRef where, size_t bytes) {
     (void)ahead, (void)where, (void)bytes;
     return false;
   }
   // After a failure, when the caller is about to give its memory back: once this returns, the
-  // transport touches no lent or posted memory again, and the connection is unusable.
+  // transport touches no memory it was lent (postSend) or posted (postReceive) again, and the
+  // connection is unusable.
   virtual void reclaimLent() {}
 };
 

@@ -75,8 +75,7 @@ Status Communicator::Impl::connectTransports(Deadline deadline, ExecEnv* env) {
   CHORUS_RETURN_IF_ERROR(exchangeHosts(deadline, &job));
   const std::vector<TransportEntry>& entries = registeredTransports();
   TransportChoice choice;
-  CHORUS_RETURN_IF_ERROR(
-      chooseTransports(entries, job, rank, config, MemoryKind::Host, &choice));
+  CHORUS_RETURN_IF_ERROR(chooseTransports(entries, job, rank, config, MemoryKind::Host, &choice));
   env->conns.assign(size_t(size), nullptr);
   env->transportOf.assign(size_t(size), nullptr);
   env->chunkBytes = choice.chunkBytes;
@@ -110,7 +109,8 @@ Status Communicator::Impl::connectTransports(Deadline deadline, ExecEnv* env) {
       LOG_INFO(kLogInit, "rank %d: %s to rank%s %s (priority %d, the highest that reaches them)",
                rank, entries[k].name, mine.size() > 1 ? "s" : "", rankList(mine).c_str(),
                entries[k].priority);
-    if (!mine.empty()) transportNames += (transportNames.empty() ? "" : "+") + std::string(t->name());
+    if (!mine.empty())
+      transportNames += (transportNames.empty() ? "" : "+") + std::string(t->name());
     transports.push_back(std::move(t));
   }
   return Status::Ok();

@@ -124,21 +124,16 @@ bool Executor::advanceSend(int i) {
   if (sendHead_[k] != i) return false;
   StepState& st = state_[i];
   Connection* c = env_.conns[s.peer];
-  const char* src = ref(s.src).ptr;
+  const MemRef src = ref(s.src);
   WireHeader h = expect_;
   if (p2p_) h.count = s.count;
-  const size_t lendFrom = c->inPlaceFrom();
   bool moved = false;
   while (st.done < st.chunks && depsReady(i, st.done)) {
     h.bytes = uint32_t(chunkCount(i, st.done) * esize_);
-    const char* data = src + st.done * chunkElems_ * esize_;
-    if (lendFrom && h.bytes >= lendFrom && lent_.size() < kMaxLent) {
-      uint64_t ticket = 0;
-      if (!c->trySendInPlace(h, data, &ticket)) break;
-      lent_.push_back({c, ticket, s.peer, data, data + h.bytes});
-    } else if (!c->trySend(h, data)) {
-      break;
-    }
+    const MemRef data = src + st.done * chunkElems_ * esize_;
+    Completion sent;
+    if (!c->postSend(h, data, lent_.size() < kMaxLent ? &sent : nullptr)) break;
+    if (!sent.finished()) lent_.push_back({c, sent, s.peer, data.ptr, data.ptr + h.bytes});
     ++st.done;
     moved = true;
   }
@@ -210,9 +205,9 @@ void Executor::postReceives(int i, Connection* c, MemRef dst) {
   if (st.posted < st.done) st.posted = st.done;
   while (st.posted < st.chunks && st.posted - st.done < window && depsReady(i, st.posted)) {
     const size_t bytes = chunkCount(i, st.posted) * esize_;
-    char* at = dst.ptr + st.posted * chunkElems_ * esize_;
-    if (bytes < c->inPlaceFrom() || (!lent_.empty() && lentOverlaps(at, at + bytes))) return;
-    c->postReceive(st.posted - st.done, at, bytes);  // too late: it comes through a slot
+    const MemRef at = dst + st.posted * chunkElems_ * esize_;
+    if (!lent_.empty() && lentOverlaps(at.ptr, at.ptr + bytes)) return;
+    c->postReceive(st.posted - st.done, at, bytes);  // declined: it comes through a slot
     ++st.posted;
   }
 }
@@ -248,7 +243,7 @@ bool Executor::advanceCopy(int i) {
 
 bool Executor::lentPending() {
   for (size_t k = 0; k < lent_.size();) {
-    if (lent_[k].conn->sendsDone() >= lent_[k].ticket) {
+    if (lent_[k].conn->test(lent_[k].sent)) {
       lent_[k] = lent_.back();
       lent_.pop_back();
     } else {

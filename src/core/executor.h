@@ -70,7 +70,7 @@ class Executor {
              const ExecBuffers& bufs, Deadline deadline);
   const ExecEnv& env() const { return env_; }
   // After a failed run, before its buffers go back to the caller: makes every connection stop
-  // touching memory that this run lent it (trySendInPlace) or posted to it (postReceive).
+  // touching memory that this run lent it (postSend) or posted to it (postReceive).
   void reclaimLent();
 
  private:
@@ -83,16 +83,16 @@ class Executor {
     Completion inflight;
     uint64_t inflightTo = 0;
   };
-  // A chunk sent in place: [begin, end) of a buffer must not be written until conn's
-  // sendsDone() reaches ticket. A run is not done while any is out.
+  // A chunk whose send the connection has not finished: [begin, end) of a buffer must not be
+  // written until conn->test(sent). A run is not done while any is out.
   struct Lent {
     Connection* conn;
-    uint64_t ticket;
+    Completion sent;
     int peer;
     const char* begin;
     const char* end;
   };
-  static constexpr size_t kMaxLent = 256;  // beyond this, copy: each write scans the list
+  static constexpr size_t kMaxLent = 256;  // beyond this, sends copy: each write scans the list
   static constexpr uint64_t kCopyChunksPerPass = 4;
 
   MemRef ref(BufRef r) const;

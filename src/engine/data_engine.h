@@ -11,16 +11,10 @@
 #include "chorus/status.h"
 #include "chorus/types.h"
 #include "common/clock.h"
+#include "engine/completion.h"
 #include "engine/memory.h"
 
 namespace chorus {
-
-// An operation's promise. A ticket of 0 means it finished before the call returned, which
-// lets the executor skip the test on the CPU path.
-struct Completion {
-  uint64_t ticket = 0;
-  bool finished() const { return ticket == 0; }
-};
 
 class DataEngine {
  public:

@@ -26,28 +26,28 @@ class HeldConnection final : public Connection {
   uint64_t handedOn = 0;
   bool reclaimed = false;
 
-  bool trySend(const WireHeader& h, const void* data) override {
-    const char* p = static_cast<const char*>(data);
-    sent.push_back({h, nullptr, std::vector<char>(p, p + h.bytes)});
+  // Lends messages of lendFrom bytes or more (0: never), like TCP's zero copy.
+  bool postSend(const WireHeader& h, MemRef data, Completion* lent) override {
+    if (lent && lendFrom_ && h.bytes >= lendFrom_) {
+      sent.push_back({h, data.ptr, {}});
+      lent->ticket = sent.size();
+      return true;
+    }
+    sent.push_back({h, nullptr, std::vector<char>(data.ptr, data.ptr + h.bytes)});
     if (handedOn + 1 == sent.size()) handedOn = sent.size();  // nothing lent ahead of it
     return true;
   }
+  bool test(const Completion& c) const override { return handedOn >= c.ticket; }
   const WireHeader* peek(const void** payload) override {
     if (inbox.empty()) return nullptr;
     *payload = landedAt ? landedAt : inbox.front().second.data();
     return &inbox.front().first;
   }
   void release() override { inbox.pop_front(); }
-  size_t inPlaceFrom() const override { return lendFrom_; }
-  bool trySendInPlace(const WireHeader& h, const void* data, uint64_t* ticket) override {
-    sent.push_back({h, static_cast<const char*>(data), {}});
-    *ticket = sent.size();
-    return true;
-  }
-  uint64_t sendsDone() const override { return handedOn; }
   uint64_t receiveWindow() const override { return 4; }
-  bool postReceive(uint64_t ahead, void* where, size_t bytes) override {
-    posts.push_back({ahead, static_cast<char*>(where), bytes});
+  bool postReceive(uint64_t ahead, MemRef where, size_t bytes) override {
+    if (!lendFrom_ || bytes < lendFrom_) return false;
+    posts.push_back({ahead, where.ptr, bytes});
     return true;
   }
   struct Post {

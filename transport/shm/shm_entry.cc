@@ -19,8 +19,8 @@ TransportEntry shmTransportEntry() {
   e.create = [](const TransportContext& ctx, std::unique_ptr<Transport>* out) {
     std::unique_ptr<ShmTransport> shm;
     ShmOptions opts{ctx.config->shmSlotBytes, ctx.config->shmSlots};
-    CHORUS_RETURN_IF_ERROR(ShmTransport::create(ctx.bootstrap, ctx.job->hostOf, opts,
-                                                ctx.doorbell, ctx.deadline, &shm));
+    CHORUS_RETURN_IF_ERROR(ShmTransport::create(ctx.bootstrap, ctx.job->hostOf, opts, ctx.doorbell,
+                                                ctx.deadline, &shm));
     *out = std::move(shm);
     return Status::Ok();
   };

@@ -52,14 +52,15 @@ class ShmTransport::ShmConnection final : public Connection {
     tail_ = in_->tail.load(std::memory_order_relaxed);
   }
 
-  bool trySend(const WireHeader& h, const void* data) override {
+  // Copies into the peer's slot at once: *sent stays finished.
+  bool postSend(const WireHeader& h, MemRef data, Completion*) override {
     if (head_ - peerTail_ >= slots_) {
       peerTail_ = out_->tail.load(std::memory_order_acquire);
       if (head_ - peerTail_ >= slots_) return false;
     }
     char* slot = outSlots_ + (head_ % slots_) * stride_;
     reinterpret_cast<SlotHeader*>(slot)->wire = h;
-    if (h.bytes) memcpy(slot + sizeof(SlotHeader), data, h.bytes);
+    if (h.bytes) memcpy(slot + sizeof(SlotHeader), data.ptr, h.bytes);
     ++head_;
     out_->head.store(head_, std::memory_order_seq_cst);
     ringPeer();

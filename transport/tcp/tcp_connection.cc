@@ -68,36 +68,29 @@ bool TcpConnection::haveCredit() {
   return headLocal_ - tailSeen_ < slots_;
 }
 
-bool TcpConnection::trySend(const WireHeader& h, const void* data) {
+bool TcpConnection::postSend(const WireHeader& h, MemRef data, Completion* sent) {
   if (!haveCredit()) return false;
   char* base = slot(sendRing_, headLocal_) + kHeaderAt;
   memcpy(base, &h, kHdr);
-  if (h.bytes) memcpy(base + kHdr, data, h.bytes);
-  lent_[headLocal_ % slots_] = 0;
+  const bool lend = sent && zeroCopyBytes_ && h.bytes >= zeroCopyBytes_;
+  if (lend)
+    memcpy(base + kHdr, &data.ptr, sizeof data.ptr);
+  else if (h.bytes)
+    memcpy(base + kHdr, data.ptr, h.bytes);
+  lent_[headLocal_ % slots_] = lend;
   sendHead_.store(++headLocal_, std::memory_order_release);
+  if (lend) sent->ticket = headLocal_;  // sendTail passes it once this message is written
   owner_->kickThread();
   return true;
 }
 
-bool TcpConnection::trySendInPlace(const WireHeader& h, const void* data, uint64_t* ticket) {
-  if (!haveCredit()) return false;
-  char* base = slot(sendRing_, headLocal_) + kHeaderAt;
-  memcpy(base, &h, kHdr);
-  memcpy(base + kHdr, &data, sizeof data);
-  lent_[headLocal_ % slots_] = 1;
-  sendHead_.store(++headLocal_, std::memory_order_release);
-  *ticket = headLocal_;  // sendTail passes it once this message is written
-  owner_->kickThread();
-  return true;
-}
-
-bool TcpConnection::postReceive(uint64_t ahead, void* where, size_t bytes) {
-  if (ahead >= slots_ || bytes > chunk_) return false;
+bool TcpConnection::postReceive(uint64_t ahead, MemRef where, size_t bytes) {
+  if (ahead >= slots_ || bytes > chunk_ || bytes < zeroCopyBytes_) return false;
   const uint64_t k = (recvTailLocal_ + ahead) % slots_;
   postBytes_[k].store(uint32_t(bytes), std::memory_order_relaxed);
   char* none = nullptr;
-  return posted_[k].compare_exchange_strong(none, static_cast<char*>(where),
-                                            std::memory_order_release, std::memory_order_relaxed);
+  return posted_[k].compare_exchange_strong(none, where.ptr, std::memory_order_release,
+                                            std::memory_order_relaxed);
 }
 
 void TcpConnection::reclaimLent() {

@@ -7,9 +7,9 @@
 //         the messages complete in order; the executor reads them in place and moves
 //         recvTail, which frees the slot for the thread.
 //
-// A lent message (trySendInPlace) keeps only its header and the caller's pointer in the slot;
-// the thread writes header and payload with one sendmsg. sendTail is also the lending receipt:
-// every message before it is in the kernel's hands, so the caller may reuse that memory.
+// A lent message (postSend with a Completion) keeps only its header and the caller's pointer in the
+// slot; the thread writes header and payload with one sendmsg. sendTail is also the lending
+// receipt: every message before it is in the kernel's hands, so the caller may reuse that memory.
 // A posted receive (postReceive) puts a destination in posted_[slot]; the thread, when it
 // starts that message's payload, swaps in kClaimed and reads into the destination if there was
 // one of the right size, else into the slot; payloadAt_[slot] says which.
@@ -36,14 +36,16 @@ class TcpConnection final : public Connection {
   ~TcpConnection() override;
 
   // Executor side.
-  bool trySend(const WireHeader& h, const void* data) override;
+  // Lends messages of zeroCopyBytes or more (when `sent` allows): the thread writes them
+  // from the caller's memory, and sendTail_ passing the ticket says it has.
+  bool postSend(const WireHeader& h, MemRef data, Completion* sent) override;
+  bool test(const Completion& c) const override {
+    return sendTail_.load(std::memory_order_acquire) >= c.ticket;
+  }
   const WireHeader* peek(const void** payload) override;
   void release() override;
-  size_t inPlaceFrom() const override { return zeroCopyBytes_; }
-  bool trySendInPlace(const WireHeader& h, const void* data, uint64_t* ticket) override;
-  uint64_t sendsDone() const override { return sendTail_.load(std::memory_order_acquire); }
   uint64_t receiveWindow() const override { return zeroCopyBytes_ ? slots_ : 0; }
-  bool postReceive(uint64_t ahead, void* where, size_t bytes) override;
+  bool postReceive(uint64_t ahead, MemRef where, size_t bytes) override;
   void reclaimLent() override;
 
   // Executor side: the peer said goodbye on every stream and everything it sent has been
