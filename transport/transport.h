@@ -62,6 +62,14 @@ class Connection {
   // transport touches no memory it was lent (postSend) or posted (postReceive) again, and the
   // connection is unusable.
   virtual void reclaimLent() {}
+
+  // One-sided transfers, where this connection offers them: put writes [src, src + bytes) into
+  // `remote`, a buffer the peer registered with its transport (Transport::registerMemory) and
+  // handed over; get reads from one into `dst`. Neither involves the peer's executor; the
+  // peer learns of a put only from a message sent after it finished (test(*done)).
+  virtual bool offersOneSided() const { return false; }
+  virtual Status put(MemRef src, MemRef remote, size_t bytes, Completion* done);
+  virtual Status get(MemRef dst, MemRef remote, size_t bytes, Completion* done);
 };
 
 // Owns the connections to the peers it serves. It rings the communicator's Doorbell
@@ -79,6 +87,10 @@ class Transport {
     (void)peer;
     return true;
   }
+  // Describes [local, local + bytes) for this transport's peers to put into and get from
+  // (Connection::put/get): a MemoryKind::Registered reference, plain data to send them. It
+  // stays valid while the memory and this transport do. Fails where nothing is offered.
+  virtual Status registerMemory(MemRef local, size_t bytes, MemRef* remote);
 };
 
 }  // namespace chorus

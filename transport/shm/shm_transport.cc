@@ -9,6 +9,7 @@
 
 #include "common/log.h"
 #include "transport/futex.h"
+#include "transport/shm/cross_memory.h"
 #include "transport/shm/segment.h"
 
 namespace chorus {
@@ -83,10 +84,38 @@ class ShmTransport::ShmConnection final : public Connection {
     ringPeer();  // the peer may be asleep waiting for this credit
   }
 
+  // One-sided, by cross-memory attach, where the probe at set-up found it allowed.
+  void enableOneSided(int peerRank, pid_t peerPid) { peerRank_ = peerRank, peerPid_ = peerPid; }
+  bool offersOneSided() const override { return peerPid_ != 0; }
+  Status put(MemRef src, MemRef remote, size_t bytes, Completion*) override {
+    CHORUS_RETURN_IF_ERROR(checkRemote(remote, "put"));
+    return crossMemoryWrite(peerPid_, remote.ptr, src.ptr, bytes, peerName());
+  }
+  Status get(MemRef dst, MemRef remote, size_t bytes, Completion*) override {
+    CHORUS_RETURN_IF_ERROR(checkRemote(remote, "get"));
+    return crossMemoryRead(peerPid_, dst.ptr, remote.ptr, bytes, peerName());
+  }
+
  private:
   // Our store before this was seq_cst: the peer either sees it when it re-checks after
   // raising its doorbell's `sleeping`, or we see `sleeping` and wake it.
   void ringPeer() { peerBell_->ringAfterSeqCstStore(); }
+
+  std::string peerName() const { return "rank " + std::to_string(peerRank_); }
+  Status checkRemote(const MemRef& remote, const char* what) const {
+    if (!peerPid_)
+      return Status::Unsupported(std::string("shm: one-sided ") + what + " to " + peerName() +
+                                 ": the kernel refused cross-memory access to its process at "
+                                 "set-up (Yama ptrace_scope, or a seccomp filter)");
+    if (remote.kind != MemoryKind::Registered || remote.key != uint64_t(peerPid_))
+      return Status::InvalidArgument(std::string("shm: one-sided ") + what + " to " + peerName() +
+                                     ": the remote buffer was not registered by that rank's shm "
+                                     "transport (ShmTransport::registerMemory)");
+    return Status::Ok();
+  }
+
+  int peerRank_ = -1;
+  pid_t peerPid_ = 0;  // 0: no one-sided access to the peer
 
   uint64_t slots_, stride_;
   RingControl* out_;
@@ -182,15 +211,21 @@ Status ShmTransport::attach(Bootstrap* bs, const std::vector<int>& hostOf, Deadl
     h->slots = L.slots;
     h->magic = kShmMagic;  // published to the others by the exchange that follows
   }
-  // Everyone reports whether it mapped; after this exchange nobody needs the name any more.
-  char ok = st.ok() ? 1 : 0;
-  std::vector<char> oks(size);
-  Status gathered = bs->allgather(&ok, 1, oks.data(), deadline);
+  // Everyone reports whether it mapped, and where a peer can probe it for cross-memory access;
+  // after this exchange nobody needs the name any more.
+  probeWord_ = kShmMagic;
+  struct MapReport {
+    uint64_t probeAddr;
+    int32_t pid;
+    uint8_t ok;
+  } mine{reinterpret_cast<uint64_t>(&probeWord_), int32_t(getpid()), uint8_t(st.ok())}, none{};
+  std::vector<MapReport> reports(size, none);
+  Status gathered = bs->allgather(&mine, sizeof mine, reports.data(), deadline);
   if (myName[0] && localSize > 1) shm_unlink(myName);  // idempotent; every local rank tries
   CHORUS_RETURN_IF_ERROR(st);
   CHORUS_RETURN_IF_ERROR(gathered);
   for (int r = 0; r < size; ++r)
-    if (!oks[r] && localOf_[r] >= 0)
+    if (!reports[r].ok && localOf_[r] >= 0)
       return Status::RemoteError("shm: rank " + std::to_string(r) +
                                  " could not map the host's shared-memory segment");
   if (base_) {
@@ -198,9 +233,17 @@ Status ShmTransport::attach(Bootstrap* bs, const std::vector<int>& hostOf, Deadl
     if (static_cast<SegmentHeader*>(base_)->magic != kShmMagic)
       return Status::Internal("shm: segment header not initialised");
     conns_.resize(size);
-    for (int r = 0; r < size; ++r)
-      if (localOf_[r] >= 0 && r != rank_)
-        conns_[r] = std::make_unique<ShmConnection>(base_, localIndex_, localOf_[r]);
+    int oneSided = 0;
+    for (int r = 0; r < size; ++r) {
+      if (localOf_[r] < 0 || r == rank_) continue;
+      conns_[r] = std::make_unique<ShmConnection>(base_, localIndex_, localOf_[r]);
+      if (crossMemoryWorks(reports[r].pid, reports[r].probeAddr, kShmMagic)) {
+        conns_[r]->enableOneSided(r, reports[r].pid);
+        ++oneSided;
+      }
+    }
+    LOG_INFO(kLogShm, "rank %d: one-sided access (cross-memory attach) to %d of %d local peers",
+             rank_, oneSided, localSize - 1);
   }
   LOG_INFO(kLogShm, "rank %d: shm segment of %zu bytes, %d local ranks, %d slots of %zu bytes",
            rank_, bytes_, localSize, opts_.slots, opts_.slotBytes);
@@ -211,6 +254,16 @@ ShmTransport::~ShmTransport() {
   if (doorbell_) doorbell_->placeIn(nullptr);  // before its word is unmapped
   conns_.clear();
   if (base_) munmap(base_, bytes_);
+}
+
+Status ShmTransport::registerMemory(MemRef local, size_t, MemRef* remote) {
+  if (local.kind != MemoryKind::Host)
+    return Status::InvalidArgument(std::string("shm: cannot register ") +
+                                   memoryKindName(local.kind) + " for one-sided access");
+  // The kernel checks every access against the process's mappings, so the process id is all
+  // a peer needs besides the address.
+  *remote = MemRef{local.ptr, MemoryKind::Registered, -1, uint64_t(getpid())};
+  return Status::Ok();
 }
 
 Connection* ShmTransport::connection(int peer) {

@@ -32,6 +32,7 @@ class ShmTransport final : public Transport {
   const char* name() const override { return "shm"; }
   Connection* connection(int peer) override;
   size_t maxPayloadBytes() const override { return opts_.slotBytes; }
+  Status registerMemory(MemRef local, size_t bytes, MemRef* remote) override;
 
  private:
   class ShmConnection;
@@ -40,6 +41,7 @@ class ShmTransport final : public Transport {
 
   ShmOptions opts_;
   Doorbell* doorbell_ = nullptr;  // placed in the segment, while we have one
+  uint64_t probeWord_ = 0;        // kShmMagic, read by peers to test cross-memory access
   int rank_ = 0;
   int localIndex_ = 0;
   std::vector<int> localOf_;  // global rank -> local index, -1 if on another host
