@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "chorus/communicator.h"
-#include "core/comm_impl.h"
+#include "core/comm_internals.h"
 #include "harness/multirank.h"
 #include "tune/algo_override.h"
 #include "tune/cost_model.h"
@@ -306,9 +306,9 @@ TEST(SelectorJob, ImpossibleOverrideIsAClearErrorOnEveryRank) {
       ctx.report("allgather after the refusal: %s", st.toString().c_str());
       return 5;
     }
-    for (const auto& [desc, plan] : comm->impl()->plans)
-      if (desc.coll == Collective::AllGather && std::string(plan.schedule.algorithm) != "bruck") {
-        ctx.report("allgather ran %s, not the forced bruck", plan.schedule.algorithm);
+    for (const auto& [desc, algorithm] : CommInternals::plannedAlgorithms(*comm))
+      if (desc.coll == Collective::AllGather && algorithm != "bruck") {
+        ctx.report("allgather ran %s, not the forced bruck", algorithm.c_str());
         return 6;
       }
     return 0;
@@ -327,7 +327,7 @@ TEST(SelectorJob, TuningFileReachesEveryRankAndAMissingOneIsNamed) {
     c.tuneFile = tune;
     auto comm = ctx.connect(&c);
     if (!comm) return 3;
-    const Topology& t = comm->impl()->topology;
+    const Topology& t = CommInternals::topology(*comm);
     if (t.stepOverheadUs != 0.125 || t.link(PathClass::HostBridge) != LinkParams{0.75, 5}) {
       ctx.report("tuning not applied: %s", topo::formatEstimates(t).c_str());
       return 4;
