@@ -230,6 +230,25 @@ TEST(AlgoOverride, ABadNameFailsConfiguration) {
   EXPECT_NE(st.message().find("binomial_tree"), std::string::npos) << st.toString();
 }
 
+// NCCL_* names count only for the NCCL face, and only where Chorus's own name is unset.
+TEST(AlgoOverride, NcclNamesAreReadOnlyWhenAskedAndChorusWins) {
+  setenv("NCCL_ALGO", "allreduce=ring", 1);
+  setenv("NCCL_COMM_BLOCKING", "0", 1);
+  Config plain, nccl, both;
+  ASSERT_TRUE(Config::fromEnvironment(&plain).ok());
+  ASSERT_TRUE(Config::fromEnvironment(&nccl, Config::Names::ChorusThenNccl).ok());
+  setenv("CHORUS_ALGO", "allreduce=recursive_doubling", 1);
+  ASSERT_TRUE(Config::fromEnvironment(&both, Config::Names::ChorusThenNccl).ok());
+  unsetenv("CHORUS_ALGO");
+  unsetenv("NCCL_ALGO");
+  unsetenv("NCCL_COMM_BLOCKING");
+  EXPECT_EQ(plain.algo, "");
+  EXPECT_TRUE(plain.ncclCommBlocking);
+  EXPECT_EQ(nccl.algo, "allreduce=ring");
+  EXPECT_FALSE(nccl.ncclCommBlocking);
+  EXPECT_EQ(both.algo, "allreduce=recursive_doubling");
+}
+
 TEST(AlgoOverride, ForcedAlgorithmIsReturnedWithoutPredicting) {
   Topology t = flatTopology(1, 4);
   AlgoOverride o;

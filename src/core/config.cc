@@ -5,7 +5,17 @@
 
 namespace chorus {
 
-Status Config::fromEnvironment(Config* out) {
+namespace {
+
+// A setting's value under its Chorus name or, when the NCCL names are read, its NCCL one.
+std::optional<std::string> either(const char* chorus, const char* nccl, Config::Names names) {
+  if (names == Config::Names::Chorus) return envString(chorus);
+  return envFirst({chorus, nccl});
+}
+
+}  // namespace
+
+Status Config::fromEnvironment(Config* out, Names names) {
   Config c;
   std::string err;
   if (auto v = envDouble("CHORUS_TIMEOUT", &err)) c.timeoutSec = *v;
@@ -13,10 +23,13 @@ Status Config::fromEnvironment(Config* out) {
   if (auto v = envInt("CHORUS_SHM_SLOTS", &err)) c.shmSlots = int(*v);
   if (auto v = envInt("CHORUS_SPIN_NS", &err)) c.spinNs = *v;
   if (auto v = envString("CHORUS_HOSTID")) c.hostId = *v;
-  if (auto v = envString("CHORUS_TOPO_FILE")) c.topoFile = *v;
-  if (auto v = envString("CHORUS_TOPO_DUMP_FILE")) c.topoDumpFile = *v;
+  if (auto v = either("CHORUS_TOPO_FILE", "NCCL_TOPO_FILE", names)) c.topoFile = *v;
+  if (auto v = either("CHORUS_TOPO_DUMP_FILE", "NCCL_TOPO_DUMP_FILE", names)) c.topoDumpFile = *v;
   if (auto v = envString("CHORUS_TUNE_FILE")) c.tuneFile = *v;
-  if (auto v = envString("CHORUS_ALGO")) c.algo = *v;
+  // NCCL_PROTO is not read: NCCL's protocols (LL, LL128, Simple) have no host equivalent.
+  if (auto v = either("CHORUS_ALGO", "NCCL_ALGO", names)) c.algo = *v;
+  if (names == Names::ChorusThenNccl)
+    if (auto v = envString("NCCL_COMM_BLOCKING")) c.ncclCommBlocking = *v != "0";
   if (!err.empty()) return Status::InvalidArgument("configuration: " + err);
   CHORUS_RETURN_IF_ERROR(c.validate());
   *out = c;

@@ -105,7 +105,7 @@ extern "C" ncclResult_t pncclGetUniqueId(ncclUniqueId* uniqueId) {
   return guard("ncclGetUniqueId", [&]() -> Status {
     if (!uniqueId) return Status::InvalidArgument("uniqueId is NULL");
     Config cfg;
-    CHORUS_RETURN_IF_ERROR(Config::fromEnvironment(&cfg));
+    CHORUS_RETURN_IF_ERROR(Config::fromEnvironment(&cfg, Config::Names::ChorusThenNccl));
     UniqueId id;
     CHORUS_RETURN_IF_ERROR(createUniqueId(&id, cfg.timeoutSec));
     memcpy(uniqueId, &id, sizeof id);
