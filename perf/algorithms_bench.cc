@@ -26,7 +26,7 @@
 
 #include "chorus/chorus.h"
 #include "common/env.h"
-#include "core/comm_impl.h"
+#include "core/comm_internals.h"
 #include "tune/selector.h"
 
 using namespace chorus;
@@ -194,15 +194,14 @@ class Bench {
       if (!csv_) return Status::InvalidArgument("cannot write " + o_.csv);
       fprintf(csv_, "collective,ranks,bytes,algorithm,predicted_us,measured_us,spread,picked\n");
     }
-    const Communicator::Impl& w = *world_.impl();
+    const topo::Topology& topology = CommInternals::topology(world_);
+    const std::string& tuneFile = CommInternals::config(world_).tuneFile;
     if (world_.rank() == 0)
       printf("# %s on %d ranks, %s, estimates from %s%s; %d rounds per algorithm\n",
              collectiveName(o_.coll), n_,
-             topo::pathClassName(w.topology.pathBetweenRanks(0, n_ > 1 ? 1 : 0)),
-             w.topology.source.c_str(),
-             w.config.tuneFile.empty() ? " (no tuning file)"
-                                       : (" + tuning " + w.config.tuneFile).c_str(),
-             o_.rounds);
+             topo::pathClassName(topology.pathBetweenRanks(0, n_ > 1 ? 1 : 0)),
+             topology.source.c_str(),
+             tuneFile.empty() ? " (no tuning file)" : (" + tuning " + tuneFile).c_str(), o_.rounds);
     for (uint64_t bytes : sizes) {
       OpDesc d = describe(o_.coll, bytes, n_);
       if (d.count == 0) continue;  // fewer than one float per rank
@@ -222,13 +221,13 @@ class Bench {
   };
 
   Status measureSize(uint64_t bytes, const OpDesc& d) {
-    const Communicator::Impl& w = *world_.impl();
     // Every algorithm predicted (no branch and bound), so each has a figure to check.
-    CostParams params = w.costParams;
+    CostParams params = CommInternals::costParams(world_);
     params.skipLosers = false;
     Selection sel;
-    CHORUS_RETURN_IF_ERROR(
-        selectAlgorithm(d, n_, w.layout, w.topology, params, AlgoOverride{}, &sel));
+    CHORUS_RETURN_IF_ERROR(selectAlgorithm(d, n_, CommInternals::layout(world_),
+                                           CommInternals::topology(world_), params, AlgoOverride{},
+                                           &sel));
     std::vector<Measured> ms;
     for (const Candidate& k : sel.candidates)
       if (!k.unavailable && std::isfinite(k.predictedUs))

@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "common/clock.h"
-#include "core/comm_impl.h"
+#include "core/comm_internals.h"
 #include "harness/collective_cases.h"
 #include "harness/multirank.h"
 #include "netns/netns_hosts.h"
@@ -77,7 +77,7 @@ TEST_P(MultiHostHierarchical, MatchReference) {
       [coll](RankContext& ctx) {
         auto comm = ctx.connect();
         if (!comm) return 1;
-        const size_t hosts = comm->impl()->layout.hosts.size();
+        const size_t hosts = CommInternals::layout(*comm).hosts.size();
         if (hosts != 2) {
           ctx.report("the selector sees %zu hosts, not 2", hosts);
           return 2;

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "chorus/communicator.h"
-#include "core/comm_impl.h"
+#include "core/comm_internals.h"
 #include "harness/multirank.h"
 #include "tune/algo_override.h"
 #include "tune/cost_model.h"
@@ -230,6 +230,25 @@ TEST(AlgoOverride, ABadNameFailsConfiguration) {
   EXPECT_NE(st.message().find("binomial_tree"), std::string::npos) << st.toString();
 }
 
+// NCCL_* names count only for the NCCL face, and only where Chorus's own name is unset.
+TEST(AlgoOverride, NcclNamesAreReadOnlyWhenAskedAndChorusWins) {
+  setenv("NCCL_ALGO", "allreduce=ring", 1);
+  setenv("NCCL_COMM_BLOCKING", "0", 1);
+  Config plain, nccl, both;
+  ASSERT_TRUE(Config::fromEnvironment(&plain).ok());
+  ASSERT_TRUE(Config::fromEnvironment(&nccl, Config::Names::ChorusThenNccl).ok());
+  setenv("CHORUS_ALGO", "allreduce=recursive_doubling", 1);
+  ASSERT_TRUE(Config::fromEnvironment(&both, Config::Names::ChorusThenNccl).ok());
+  unsetenv("CHORUS_ALGO");
+  unsetenv("NCCL_ALGO");
+  unsetenv("NCCL_COMM_BLOCKING");
+  EXPECT_EQ(plain.algo, "");
+  EXPECT_TRUE(plain.ncclCommBlocking);
+  EXPECT_EQ(nccl.algo, "allreduce=ring");
+  EXPECT_FALSE(nccl.ncclCommBlocking);
+  EXPECT_EQ(both.algo, "allreduce=recursive_doubling");
+}
+
 TEST(AlgoOverride, ForcedAlgorithmIsReturnedWithoutPredicting) {
   Topology t = flatTopology(1, 4);
   AlgoOverride o;
@@ -306,9 +325,9 @@ TEST(SelectorJob, ImpossibleOverrideIsAClearErrorOnEveryRank) {
       ctx.report("allgather after the refusal: %s", st.toString().c_str());
       return 5;
     }
-    for (const auto& [desc, plan] : comm->impl()->plans)
-      if (desc.coll == Collective::AllGather && std::string(plan.schedule.algorithm) != "bruck") {
-        ctx.report("allgather ran %s, not the forced bruck", plan.schedule.algorithm);
+    for (const auto& [desc, algorithm] : CommInternals::plannedAlgorithms(*comm))
+      if (desc.coll == Collective::AllGather && algorithm != "bruck") {
+        ctx.report("allgather ran %s, not the forced bruck", algorithm.c_str());
         return 6;
       }
     return 0;
@@ -327,7 +346,7 @@ TEST(SelectorJob, TuningFileReachesEveryRankAndAMissingOneIsNamed) {
     c.tuneFile = tune;
     auto comm = ctx.connect(&c);
     if (!comm) return 3;
-    const Topology& t = comm->impl()->topology;
+    const Topology& t = CommInternals::topology(*comm);
     if (t.stepOverheadUs != 0.125 || t.link(PathClass::HostBridge) != LinkParams{0.75, 5}) {
       ctx.report("tuning not applied: %s", topo::formatEstimates(t).c_str());
       return 4;

@@ -27,7 +27,8 @@ struct Pair {
 bool connect(test::RankContext& ctx, Pair* p) {
   const Deadline d = Deadline::after(30);
   Status st = Bootstrap::connect(ctx.id, ctx.rank, ctx.size, d, &p->bs);
-  if (st.ok()) st = ShmTransport::create(p->bs.get(), {0, 0}, ShmOptions{}, &p->doorbell, d, &p->shm);
+  if (st.ok())
+    st = ShmTransport::create(p->bs.get(), {0, 0}, ShmOptions{}, &p->doorbell, d, &p->shm);
   if (!st.ok()) {
     ctx.report("set-up: %s", st.toString().c_str());
     return false;

@@ -14,7 +14,7 @@
 #include <sstream>
 #include <string>
 
-#include "core/comm_impl.h"
+#include "core/comm_internals.h"
 #include "harness/multirank.h"
 #include "tools/tune/memory.h"
 #include "tools/tune/receive_reduce.h"
@@ -111,7 +111,7 @@ TEST(TuneTool, QuickRunWritesATuningFileACommunicatorLoads) {
         c.tuneFile = file;
         auto comm = ctx.connect(&c);
         if (!comm) return 3;
-        const Topology& got = comm->impl()->topology;
+        const Topology& got = CommInternals::topology(*comm);
         if (got.stepOverheadUs != step || got.link(cls) != want) {
           ctx.report("tuning not applied: %s", topo::formatEstimates(got).c_str());
           return 4;

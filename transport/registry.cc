@@ -41,14 +41,14 @@ std::string registeredNames() {
   return all;
 }
 
-bool allowed(const std::string& spec, const char* name) {
+}  // namespace
+
+bool transportAllowed(const std::string& spec, const char* name) {
   if (spec == "auto") return true;
   for (const std::string& n : splitNames(spec))
     if (n == name) return true;
   return false;
 }
-
-}  // namespace
 
 Status checkTransportNames(const std::string& spec) {
   if (spec == "auto") return Status::Ok();
@@ -79,7 +79,8 @@ Status chooseTransports(const std::vector<TransportEntry>& entries, const JobSha
     for (int b = a + 1; b < size; ++b) {
       int pick = -1;
       for (size_t k = 0; k < entries.size() && pick < 0; ++k)
-        if (allowed(config.transport, entries[k].name) && entries[k].canReach(job, a, b, kind))
+        if (transportAllowed(config.transport, entries[k].name) &&
+            entries[k].canReach(job, a, b, kind))
           pick = int(k);
       if (pick < 0)
         return Status::InvalidArgument("no transport reaches rank " + std::to_string(b) +

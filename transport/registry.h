@@ -57,6 +57,8 @@ const std::vector<TransportEntry>& registeredTransports();
 
 // Config::transport: "auto" or a comma-separated list of registered names.
 Status checkTransportNames(const std::string& spec);
+// Whether that setting lets transport `name` carry any pair.
+bool transportAllowed(const std::string& spec, const char* name);
 
 // Which transport each of this rank's peers uses, and what the whole job uses.
 struct TransportChoice {

@@ -12,7 +12,7 @@ Status Connection::get(MemRef, MemRef, size_t, Completion*) {
 
 Status Transport::registerMemory(MemRef, size_t, MemRef*) {
   return Status::Unsupported(std::string(name()) +
-                               " offers no one-sided transfers, so nothing can be registered");
+                             " offers no one-sided transfers, so nothing can be registered");
 }
 
 }  // namespace chorus

@@ -61,11 +61,13 @@ class Communicator {
   // The error that poisoned this communicator, or Ok.
   Status asyncError() const;
 
+  // The state behind it (src/core/comm_impl.h); named here only so Chorus's own sources can
+  // define it. Nothing outside the class reaches it: Chorus's tools and tests read what they
+  // need through CommInternals (src/core/comm_internals.h).
   struct Impl;
-  // The state behind it (src/core/comm_impl.h), for Chorus's own tools and tests; opaque here.
-  Impl* impl() const { return impl_.get(); }
 
  private:
+  friend class CommInternals;
   explicit Communicator(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

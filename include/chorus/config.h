@@ -20,6 +20,9 @@ struct Config {
   std::string topoDumpFile;         // CHORUS_TOPO_DUMP_FILE: rank 0 writes the job topology here
   std::string tuneFile;             // CHORUS_TUNE_FILE: link estimates measured by chorus-tune
   std::string algo;  // CHORUS_ALGO: force algorithms, "allreduce=ring,allgather=bruck"
+  // NCCL_COMM_BLOCKING, read for the NCCL face only: whether its communicators block when the
+  // caller's ncclConfig_t leaves `blocking` undefined. The C++ API always blocks.
+  bool ncclCommBlocking = true;
 
   // Transports. CHORUS_TRANSPORT: "auto" lets every pair of ranks take the highest-priority
   // transport that reaches it (shm within a host, tcp between hosts); a comma-separated list
@@ -33,9 +36,14 @@ struct Config {
   size_t tcpZeroCopyBytes = 32 << 10;  // CHORUS_TCP_ZERO_COPY_BYTES: sent from the caller's
                                        // buffer from this size on; 0 copies every message
 
-  // Starts from the defaults above and applies whatever CHORUS_* variables are set. A
-  // malformed value is an InvalidArgument naming the variable.
-  static Status fromEnvironment(Config* out);
+  // Which variables fromEnvironment reads. The NCCL face adds, after each CHORUS_* name, the
+  // NCCL_* one that means the same (NCCL_ALGO, NCCL_TOPO_FILE, ...), so NCCL programs keep
+  // their settings; Chorus's name wins when both are set.
+  enum class Names { Chorus, ChorusThenNccl };
+
+  // Starts from the defaults above and applies whatever variables are set. A malformed value
+  // is an InvalidArgument naming the variable.
+  static Status fromEnvironment(Config* out, Names names = Names::Chorus);
   Status validate() const;
 };
 

@@ -61,14 +61,21 @@ struct Logger {
   FILE* out = stderr;
   std::mutex mu;
   char host[64] = "?";
+  bool ncclNames = false;
+
+  // Chorus's variable or, failing that and when asked, NCCL's.
+  const char* variable(const char* chorus, const char* nccl) const {
+    const char* v = getenv(chorus);
+    return v || !ncclNames ? v : getenv(nccl);
+  }
 
   void load() {
-    settings.level = parseLevel(getenv("CHORUS_DEBUG"));
-    settings.mask = parseMask(getenv("CHORUS_DEBUG_SUBSYS"));
+    settings.level = parseLevel(variable("CHORUS_DEBUG", "NCCL_DEBUG"));
+    settings.mask = parseMask(variable("CHORUS_DEBUG_SUBSYS", "NCCL_DEBUG_SUBSYS"));
     gethostname(host, sizeof host - 1);
     if (out != stderr) fclose(out);
     out = stderr;
-    if (const char* f = getenv("CHORUS_DEBUG_FILE")) {
+    if (const char* f = variable("CHORUS_DEBUG_FILE", "NCCL_DEBUG_FILE")) {
       std::string path;
       for (const char* p = f; *p; ++p) {
         if (p[0] == '%' && p[1] == 'h') {
@@ -104,6 +111,13 @@ const LogSettings& logSettings() {
 void logReload() {
   Logger& l = logger();
   std::lock_guard<std::mutex> g(l.mu);
+  l.load();
+}
+
+void logAlsoReadNcclNames() {
+  Logger& l = logger();
+  std::lock_guard<std::mutex> g(l.mu);
+  l.ncclNames = true;
   l.load();
 }
 

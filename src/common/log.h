@@ -27,8 +27,12 @@ struct LogSettings {
 
 // Read once from the environment on first use (logging is per process by nature: one stderr).
 const LogSettings& logSettings();
-// Re-reads the environment; for tests and for the NCCL face, which maps NCCL_DEBUG first.
+// Re-reads the environment; for tests and for ncclResetDebugInit.
 void logReload();
+// From now on NCCL_DEBUG, NCCL_DEBUG_SUBSYS and NCCL_DEBUG_FILE count where the CHORUS_* names
+// are unset (the NCCL face, so NCCL programs keep their logging); reloads. The logger reads
+// its own variables: it is one per process and must work before any Config exists.
+void logAlsoReadNcclNames();
 
 inline bool logEnabled(LogLevel level, uint32_t subsys) {
   const LogSettings& s = logSettings();

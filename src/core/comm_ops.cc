@@ -1,11 +1,12 @@
-// The collective entry points: argument checks, then one path (Impl::run) for every call.
+// The collective entry points: every call checked once (core/call_args.h), then one path
+// (Impl::run) for all of them.
 #include <bit>
 #include <cstdlib>
 #include <cstring>
-#include <limits>
 #include <thread>
 
 #include "common/log.h"
+#include "core/call_args.h"
 #include "core/comm_impl.h"
 #include "core/group_queue.h"
 
@@ -178,55 +179,11 @@ Status Communicator::Impl::run(const OpDesc& d, const void* in, void* out,
 
 namespace {
 
-// Shared argument checks; `what` names the call for the message.
-class Check {
- public:
-  Check(const Communicator::Impl& c, const char* what) : c_(c), what_(what) {}
-
-  Status type(DataType t) const {
-    if (!isValidDataType(int(t))) return bad("unknown data type " + std::to_string(int(t)));
-    return Status::Ok();
-  }
-  Status op(Reduction r, DataType t) const {
-    if (!isValidRedOp(int(r.op))) return bad("unknown reduction op " + std::to_string(int(r.op)));
-    if (r.op == RedOp::PreMulSum && !r.scalar)
-      return bad("PreMulSum needs a scalar (Reduction{RedOp::PreMulSum, &scalar})");
-    (void)t;
-    return Status::Ok();
-  }
-  Status buffer(const void* p, uint64_t elems, DataType t, const char* name) const {
-    if (elems && !p)
-      return bad(std::string(name) + " is null but count is " + std::to_string(elems));
-    if (elems > std::numeric_limits<uint64_t>::max() / 8 / uint64_t(c_.size) ||
-        elems * dataTypeSize(t) > (uint64_t(1) << 48))
-      return bad("count " + std::to_string(elems) + " is too large");
-    return Status::Ok();
-  }
-  Status rank(int r, const char* name) const {
-    if (r < 0 || r >= c_.size)
-      return bad(std::string(name) + " " + std::to_string(r) + " is outside [0, " +
-                 std::to_string(c_.size) + ")");
-    return Status::Ok();
-  }
-  Status bad(const std::string& m) const {
-    return Status::InvalidArgument(std::string(what_) + " on rank " + std::to_string(c_.rank) +
-                                   ": " + m);
-  }
-
- private:
-  const Communicator::Impl& c_;
-  const char* what_;
-};
-
-OpDesc desc(Collective c, size_t count, DataType t, RedOp op, int root, bool inPlace) {
+// Every call: checked and described once (core/call_args.h), then run.
+Status submit(Communicator::Impl& c, const CallArgs& a) {
   OpDesc d;
-  d.coll = c;
-  d.count = count;
-  d.dtype = t;
-  d.op = op;
-  d.root = root;
-  d.inPlace = inPlace;
-  return d;
+  CHORUS_RETURN_IF_ERROR(checkCall(a, c.rank, c.size, groupDepth() > 0, &d));
+  return c.run(d, a.send, a.recv, a.red.scalar);
 }
 
 }  // namespace
@@ -240,119 +197,49 @@ int Communicator::size() const {
 
 Status Communicator::allReduce(const void* send, void* recv, size_t count, DataType t,
                                Reduction r) {
-  Check c(*impl_, "allreduce");
-  CHORUS_RETURN_IF_ERROR(c.type(t));
-  CHORUS_RETURN_IF_ERROR(c.op(r, t));
-  CHORUS_RETURN_IF_ERROR(c.buffer(send, count, t, "send buffer"));
-  CHORUS_RETURN_IF_ERROR(c.buffer(recv, count, t, "recv buffer"));
-  return impl_->run(desc(Collective::AllReduce, count, t, r.op, -1, send == recv), send, recv,
-                    r.scalar);
+  return submit(*impl_, {Collective::AllReduce, send, recv, count, t, r});
 }
 
 Status Communicator::reduceScatter(const void* send, void* recv, size_t recvCount, DataType t,
                                    Reduction r) {
-  Check c(*impl_, "reduce_scatter");
-  CHORUS_RETURN_IF_ERROR(c.type(t));
-  CHORUS_RETURN_IF_ERROR(c.op(r, t));
-  CHORUS_RETURN_IF_ERROR(c.buffer(send, recvCount * size(), t, "send buffer"));
-  CHORUS_RETURN_IF_ERROR(c.buffer(recv, recvCount, t, "recv buffer"));
-  bool inPlace = static_cast<const char*>(send) + rank() * recvCount * dataTypeSize(t) == recv;
-  return impl_->run(desc(Collective::ReduceScatter, recvCount, t, r.op, -1, inPlace), send, recv,
-                    r.scalar);
+  return submit(*impl_, {Collective::ReduceScatter, send, recv, recvCount, t, r});
 }
 
 Status Communicator::allGather(const void* send, void* recv, size_t sendCount, DataType t) {
-  Check c(*impl_, "allgather");
-  CHORUS_RETURN_IF_ERROR(c.type(t));
-  CHORUS_RETURN_IF_ERROR(c.buffer(send, sendCount, t, "send buffer"));
-  CHORUS_RETURN_IF_ERROR(c.buffer(recv, sendCount * size(), t, "recv buffer"));
-  bool inPlace = static_cast<const char*>(recv) + rank() * sendCount * dataTypeSize(t) == send;
-  return impl_->run(desc(Collective::AllGather, sendCount, t, RedOp::Sum, -1, inPlace), send, recv,
-                    nullptr);
+  return submit(*impl_, {Collective::AllGather, send, recv, sendCount, t});
 }
 
 Status Communicator::broadcast(const void* send, void* recv, size_t count, DataType t, int root) {
-  Check c(*impl_, "broadcast");
-  CHORUS_RETURN_IF_ERROR(c.type(t));
-  CHORUS_RETURN_IF_ERROR(c.rank(root, "root"));
-  if (rank() == root) CHORUS_RETURN_IF_ERROR(c.buffer(send, count, t, "send buffer"));
-  CHORUS_RETURN_IF_ERROR(c.buffer(recv, count, t, "recv buffer"));
-  return impl_->run(desc(Collective::Broadcast, count, t, RedOp::Sum, root, send == recv), send,
-                    recv, nullptr);
+  return submit(*impl_, {Collective::Broadcast, send, recv, count, t, {}, root});
 }
 
 Status Communicator::reduce(const void* send, void* recv, size_t count, DataType t, Reduction r,
                             int root) {
-  Check c(*impl_, "reduce");
-  CHORUS_RETURN_IF_ERROR(c.type(t));
-  CHORUS_RETURN_IF_ERROR(c.op(r, t));
-  CHORUS_RETURN_IF_ERROR(c.rank(root, "root"));
-  CHORUS_RETURN_IF_ERROR(c.buffer(send, count, t, "send buffer"));
-  if (rank() == root) CHORUS_RETURN_IF_ERROR(c.buffer(recv, count, t, "recv buffer"));
-  return impl_->run(desc(Collective::Reduce, count, t, r.op, root, send == recv), send, recv,
-                    r.scalar);
+  return submit(*impl_, {Collective::Reduce, send, recv, count, t, r, root});
 }
 
 Status Communicator::allToAll(const void* send, void* recv, size_t countPerPeer, DataType t) {
-  Check c(*impl_, "alltoall");
-  CHORUS_RETURN_IF_ERROR(c.type(t));
-  CHORUS_RETURN_IF_ERROR(c.buffer(send, countPerPeer * size(), t, "send buffer"));
-  CHORUS_RETURN_IF_ERROR(c.buffer(recv, countPerPeer * size(), t, "recv buffer"));
-  return impl_->run(desc(Collective::AllToAll, countPerPeer, t, RedOp::Sum, -1, send == recv), send,
-                    recv, nullptr);
+  return submit(*impl_, {Collective::AllToAll, send, recv, countPerPeer, t});
 }
 
 Status Communicator::gather(const void* send, void* recv, size_t sendCount, DataType t, int root) {
-  Check c(*impl_, "gather");
-  CHORUS_RETURN_IF_ERROR(c.type(t));
-  CHORUS_RETURN_IF_ERROR(c.rank(root, "root"));
-  CHORUS_RETURN_IF_ERROR(c.buffer(send, sendCount, t, "send buffer"));
-  if (rank() == root) CHORUS_RETURN_IF_ERROR(c.buffer(recv, sendCount * size(), t, "recv buffer"));
-  return impl_->run(desc(Collective::Gather, sendCount, t, RedOp::Sum, root, false), send, recv,
-                    nullptr);
+  return submit(*impl_, {Collective::Gather, send, recv, sendCount, t, {}, root});
 }
 
 Status Communicator::scatter(const void* send, void* recv, size_t recvCount, DataType t, int root) {
-  Check c(*impl_, "scatter");
-  CHORUS_RETURN_IF_ERROR(c.type(t));
-  CHORUS_RETURN_IF_ERROR(c.rank(root, "root"));
-  if (rank() == root) CHORUS_RETURN_IF_ERROR(c.buffer(send, recvCount * size(), t, "send buffer"));
-  CHORUS_RETURN_IF_ERROR(c.buffer(recv, recvCount, t, "recv buffer"));
-  return impl_->run(desc(Collective::Scatter, recvCount, t, RedOp::Sum, root, false), send, recv,
-                    nullptr);
+  return submit(*impl_, {Collective::Scatter, send, recv, recvCount, t, {}, root});
 }
 
 Status Communicator::send(const void* buf, size_t count, DataType t, int peer) {
-  Check c(*impl_, "send");
-  CHORUS_RETURN_IF_ERROR(c.type(t));
-  CHORUS_RETURN_IF_ERROR(c.rank(peer, "peer"));
-  if (peer == rank() && groupDepth() == 0)
-    return c.bad("a send to this rank itself needs its matching recv in the same group");
-  CHORUS_RETURN_IF_ERROR(c.buffer(buf, count, t, "buffer"));
-  // Point-to-point travels in bytes, so grouped and single calls chunk alike.
-  return impl_->run(
-      desc(Collective::Send, count * dataTypeSize(t), DataType::Uint8, RedOp::Sum, peer, false),
-      buf, nullptr, nullptr);
+  return submit(*impl_, {Collective::Send, buf, nullptr, count, t, {}, peer});
 }
 
 Status Communicator::recv(void* buf, size_t count, DataType t, int peer) {
-  Check c(*impl_, "recv");
-  CHORUS_RETURN_IF_ERROR(c.type(t));
-  CHORUS_RETURN_IF_ERROR(c.rank(peer, "peer"));
-  if (peer == rank() && groupDepth() == 0)
-    return c.bad("a recv from this rank itself needs its matching send in the same group");
-  CHORUS_RETURN_IF_ERROR(c.buffer(buf, count, t, "buffer"));
-  return impl_->run(
-      desc(Collective::Recv, count * dataTypeSize(t), DataType::Uint8, RedOp::Sum, peer, false),
-      nullptr, buf, nullptr);
+  return submit(*impl_, {Collective::Recv, nullptr, buf, count, t, {}, peer});
 }
 
 Status Communicator::barrier() {
-  if (groupDepth() > 0)
-    return Status::InvalidUsage("barrier on rank " + std::to_string(rank()) +
-                                " inside a group: call it outside groupStart/groupEnd");
-  return impl_->run(desc(Collective::Barrier, 1, DataType::Uint8, RedOp::Sum, -1, false), nullptr,
-                    nullptr, nullptr);
+  return submit(*impl_, {Collective::Barrier});
 }
 
 void Communicator::abort() {

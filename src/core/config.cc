@@ -8,7 +8,17 @@
 
 namespace chorus {
 
-Status Config::fromEnvironment(Config* out) {
+namespace {
+
+// A setting's value under its Chorus name or, when the NCCL names are read, its NCCL one.
+std::optional<std::string> either(const char* chorus, const char* nccl, Config::Names names) {
+  if (names == Config::Names::Chorus) return envString(chorus);
+  return envFirst({chorus, nccl});
+}
+
+}  // namespace
+
+Status Config::fromEnvironment(Config* out, Names names) {
   Config c;
   std::string err;
   if (auto v = envDouble("CHORUS_TIMEOUT", &err)) c.timeoutSec = *v;
@@ -16,16 +26,19 @@ Status Config::fromEnvironment(Config* out) {
   if (auto v = envInt("CHORUS_SHM_SLOTS", &err)) c.shmSlots = int(*v);
   if (auto v = envInt("CHORUS_SPIN_NS", &err)) c.spinNs = *v;
   if (auto v = envString("CHORUS_HOSTID")) c.hostId = *v;
-  if (auto v = envString("CHORUS_TOPO_FILE")) c.topoFile = *v;
-  if (auto v = envString("CHORUS_TOPO_DUMP_FILE")) c.topoDumpFile = *v;
+  if (auto v = either("CHORUS_TOPO_FILE", "NCCL_TOPO_FILE", names)) c.topoFile = *v;
+  if (auto v = either("CHORUS_TOPO_DUMP_FILE", "NCCL_TOPO_DUMP_FILE", names)) c.topoDumpFile = *v;
   if (auto v = envString("CHORUS_TUNE_FILE")) c.tuneFile = *v;
-  if (auto v = envString("CHORUS_ALGO")) c.algo = *v;
+  // NCCL_PROTO is not read: NCCL's protocols (LL, LL128, Simple) have no host equivalent.
+  if (auto v = either("CHORUS_ALGO", "NCCL_ALGO", names)) c.algo = *v;
+  if (names == Names::ChorusThenNccl)
+    if (auto v = envString("NCCL_COMM_BLOCKING")) c.ncclCommBlocking = *v != "0";
   if (auto v = envString("CHORUS_TRANSPORT")) c.transport = v->empty() ? "auto" : *v;
-  if (auto v = envString("CHORUS_SOCKET_IFNAME")) c.socketIfname = *v;
-  if (auto v = envString("CHORUS_SOCKET_FAMILY"))
+  if (auto v = either("CHORUS_SOCKET_IFNAME", "NCCL_SOCKET_IFNAME", names)) c.socketIfname = *v;
+  if (auto v = either("CHORUS_SOCKET_FAMILY", "NCCL_SOCKET_FAMILY", names))
     if (!parseFamily(*v, &c.socketFamily))
-      return Status::InvalidArgument("configuration: CHORUS_SOCKET_FAMILY='" + *v +
-                                     "': expected 4, 6, ipv4, ipv6 or any");
+      return Status::InvalidArgument("configuration: socket family '" + *v +
+                                     "' (CHORUS_SOCKET_FAMILY): expected 4, 6, ipv4, ipv6 or any");
   if (auto v = envInt("CHORUS_SOCKET_NSTREAMS", &err)) c.tcpStreams = int(*v);
   if (auto v = envBytes("CHORUS_TCP_CHUNK_BYTES", &err)) c.tcpChunkBytes = size_t(*v);
   if (auto v = envInt("CHORUS_TCP_SLOTS", &err)) c.tcpSlots = int(*v);

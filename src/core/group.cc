@@ -7,8 +7,10 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
+#include "core/group_estimate.h"
 #include "core/group_queue.h"
 
 namespace chorus {
@@ -20,12 +22,18 @@ struct Queued {
   OpDesc desc;
   const void* in;
   void* out;
-  const void* scalar;
+  // PreMulSum's scalar, copied: the caller's may be gone by groupEnd (the NCCL face resolves
+  // a custom op into a temporary).
+  bool hasScalar;
+  alignas(8) unsigned char scalarCopy[8];
+
+  const void* scalar() const { return hasScalar ? scalarCopy : nullptr; }
 };
 
 struct GroupState {
   int depth = 0;
   std::vector<Queued> ops;
+  Status failed;  // failOpenGroup: the first failure, and the group will run nothing
 };
 thread_local GroupState tlsGroup;
 
@@ -97,7 +105,7 @@ struct CommWork {
       CHORUS_RETURN_IF_ERROR(mergeP2p(comm, p2p, &current));
     } else {
       const Queued* q = collectives[next - (p2p.empty() ? 0 : 1)];
-      CHORUS_RETURN_IF_ERROR(comm->prepare(q->desc, q->in, q->out, q->scalar, &current));
+      CHORUS_RETURN_IF_ERROR(comm->prepare(q->desc, q->in, q->out, q->scalar(), &current));
     }
     comm->start(current);
     running = true;
@@ -224,19 +232,61 @@ int groupDepth() {
   return tlsGroup.depth;
 }
 
-Status groupEnd() {
+namespace {
+
+// Leaves one level; at the outermost hands over what was queued (and why it must not run).
+bool leave(std::vector<Queued>* ops, Status* failed) {
   GroupState& g = tlsGroup;
-  if (g.depth == 0) return Status::InvalidUsage("groupEnd() without a matching groupStart()");
-  if (--g.depth > 0) return Status::Ok();
+  if (--g.depth > 0) return false;
+  ops->swap(g.ops);
+  g.ops.clear();
+  *failed = g.failed;
+  g.failed = Status::Ok();
+  return true;
+}
+
+Status notRun(const Status& st) {
+  return Status(st.code(), "not run: an earlier call in this group failed: " + st.message());
+}
+
+}  // namespace
+
+Status groupEnd() {
+  if (tlsGroup.depth == 0)
+    return Status::InvalidUsage("groupEnd() without a matching groupStart()");
   std::vector<Queued> ops;
-  ops.swap(g.ops);
+  Status failed;
+  if (!leave(&ops, &failed)) return Status::Ok();
+  if (!failed.ok()) return notRun(failed);
   if (ops.empty()) return Status::Ok();
   return runGroup(ops);
 }
 
+Status groupEndWithoutRunning() {
+  if (tlsGroup.depth == 0)
+    return Status::InvalidUsage("groupEnd() without a matching groupStart()");
+  std::vector<Queued> ops;
+  Status failed;
+  if (!leave(&ops, &failed)) return Status::Ok();
+  return failed.ok() ? Status::Ok() : notRun(failed);
+}
+
+void failOpenGroup(const Status& st) {
+  if (tlsGroup.depth > 0 && tlsGroup.failed.ok()) tlsGroup.failed = st;
+}
+
+double estimateOpenGroupMicros() {
+  double micros = 0;
+  // One after another: an upper bound where the group would overlap them.
+  for (const Queued& q : tlsGroup.ops) micros += estimateMicros(*q.comm, q.desc);
+  return micros;
+}
+
 Status enqueueInGroup(Communicator::Impl* comm, const OpDesc& d, const void* in, void* out,
                       const void* premulScalar) {
-  tlsGroup.ops.push_back(Queued{comm, d, in, out, premulScalar});
+  std::vector<Queued>& ops = tlsGroup.ops;
+  ops.push_back(Queued{comm, d, in, out, premulScalar != nullptr, {}});
+  if (premulScalar) memcpy(ops.back().scalarCopy, premulScalar, dataTypeSize(d.dtype));
   return Status::Ok();
 }
 

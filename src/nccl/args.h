@@ -1,12 +1,10 @@
-// Argument checks shared by the collective entry points. Each returns InvalidArgument with a
-// message naming the argument; the core checks again, but the face's words match NCCL's names.
+// What the face itself checks of a call: only what is NCCL's own. A call's counts, buffers,
+// root or peer are checked once, by the core (core/call_args.h), for both faces.
 #pragma once
 
-#include <cstddef>
-
+#include "chorus/status.h"
 #include "chorus/types.h"
 #include "nccl.h"
-#include "nccl/comm_handle.h"
 
 namespace chorus::nccl {
 
@@ -16,11 +14,8 @@ namespace chorus::nccl {
 enum class Placement { HostSync };
 
 Status checkPlacement(cudaStream_t stream, Placement* out);
-// `t` is the raw value the caller passed (see rawValue).
+// Turns the raw value a C caller passed (see rawValue) into the core's type. C may pass any
+// int, and the core's enum cannot hold every int, so the face refuses what is no datatype.
 Status checkType(int t, DataType* out);
-Status checkRank(const ncclComm& c, int r, const char* name);
-// `count * perRank` elements of type t at p; null is fine only when there are none. Also
-// refuses counts whose byte size overflows.
-Status checkBuffer(const void* p, size_t count, size_t perRank, DataType t, const char* name);
 
 }  // namespace chorus::nccl

@@ -1,5 +1,8 @@
-// The collective and point-to-point entry points: check the arguments in NCCL's terms, then
-// hand one call to the core, now or (inside a group) at ncclGroupEnd.
+// The collective and point-to-point entry points. The face checks only what is NCCL's own (a
+// live communicator, the stream, the C enums turned into the core's types, custom ops) and
+// hands the call to the core's Communicator, which checks the rest once for both faces and
+// runs the call now or, inside a group, queues it for ncclGroupEnd.
+#include "chorus/group.h"
 #include "nccl/api.h"
 #include "nccl/args.h"
 #include "nccl/errors.h"
@@ -19,15 +22,11 @@ Status begin(ncclComm_t comm, cudaStream_t stream, const ncclDataType_t& type, C
   return checkType(rawValue(type), dt);
 }
 
-// The call as the core sees it (its counts, its root or peer), for ncclGroupSimulateEnd.
-OpDesc call(Collective k, size_t count, DataType t, int root = -1, RedOp op = RedOp::Sum) {
-  OpDesc d;
-  d.coll = k;
-  d.count = count;
-  d.dtype = t;
-  d.root = root;
-  d.op = op;
-  return d;
+// The core's answer. A call the core queued in the open group also has its communicator
+// remembered, so that ncclGroupEnd holds it while the group runs.
+Status handedOver(const CommRef& c, Status st) {
+  if (st.ok() && chorus::groupDepth() > 0) noteGroupComm(c.get());
+  return st;
 }
 
 }  // namespace
@@ -41,12 +40,7 @@ extern "C" ncclResult_t pncclAllReduce(const void* sendbuff, void* recvbuff, siz
     ResolvedOp r;
     CHORUS_RETURN_IF_ERROR(begin(comm, stream, datatype, &c, &t));
     CHORUS_RETURN_IF_ERROR(c->redops.resolve(rawValue(op), t, &r));
-    CHORUS_RETURN_IF_ERROR(checkBuffer(sendbuff, count, 1, t, "sendbuff"));
-    CHORUS_RETURN_IF_ERROR(checkBuffer(recvbuff, count, 1, t, "recvbuff"));
-    return issue(c, call(Collective::AllReduce, count, t, -1, r.reduction().op),
-                 [=](Communicator& core) {
-                   return core.allReduce(sendbuff, recvbuff, count, t, r.reduction());
-                 });
+    return handedOver(c, c->core->allReduce(sendbuff, recvbuff, count, t, r.reduction()));
   });
 }
 NCCL_WEAK_ALIAS(ncclAllReduce);
@@ -60,12 +54,7 @@ extern "C" ncclResult_t pncclReduceScatter(const void* sendbuff, void* recvbuff,
     ResolvedOp r;
     CHORUS_RETURN_IF_ERROR(begin(comm, stream, datatype, &c, &t));
     CHORUS_RETURN_IF_ERROR(c->redops.resolve(rawValue(op), t, &r));
-    CHORUS_RETURN_IF_ERROR(checkBuffer(sendbuff, recvcount, c->nranks, t, "sendbuff"));
-    CHORUS_RETURN_IF_ERROR(checkBuffer(recvbuff, recvcount, 1, t, "recvbuff"));
-    OpDesc h = call(Collective::ReduceScatter, recvcount, t, -1, r.reduction().op);
-    return issue(c, h, [=](Communicator& core) {
-      return core.reduceScatter(sendbuff, recvbuff, recvcount, t, r.reduction());
-    });
+    return handedOver(c, c->core->reduceScatter(sendbuff, recvbuff, recvcount, t, r.reduction()));
   });
 }
 NCCL_WEAK_ALIAS(ncclReduceScatter);
@@ -77,11 +66,7 @@ extern "C" ncclResult_t pncclAllGather(const void* sendbuff, void* recvbuff, siz
     CommRef c;
     DataType t;
     CHORUS_RETURN_IF_ERROR(begin(comm, stream, datatype, &c, &t));
-    CHORUS_RETURN_IF_ERROR(checkBuffer(sendbuff, sendcount, 1, t, "sendbuff"));
-    CHORUS_RETURN_IF_ERROR(checkBuffer(recvbuff, sendcount, c->nranks, t, "recvbuff"));
-    OpDesc h = call(Collective::AllGather, sendcount, t);
-    return issue(
-        c, h, [=](Communicator& core) { return core.allGather(sendbuff, recvbuff, sendcount, t); });
+    return handedOver(c, c->core->allGather(sendbuff, recvbuff, sendcount, t));
   });
 }
 NCCL_WEAK_ALIAS(ncclAllGather);
@@ -96,13 +81,7 @@ ncclResult_t broadcast(const void* sendbuff, void* recvbuff, size_t count,
     CommRef c;
     DataType t;
     CHORUS_RETURN_IF_ERROR(begin(comm, stream, datatype, &c, &t));
-    CHORUS_RETURN_IF_ERROR(checkRank(*c, root, "root"));
-    // Only the root reads sendbuff.
-    if (c->rank == root) CHORUS_RETURN_IF_ERROR(checkBuffer(sendbuff, count, 1, t, "sendbuff"));
-    CHORUS_RETURN_IF_ERROR(checkBuffer(recvbuff, count, 1, t, "recvbuff"));
-    return issue(c, call(Collective::Broadcast, count, t, root), [=](Communicator& core) {
-      return core.broadcast(sendbuff, recvbuff, count, t, root);
-    });
+    return handedOver(c, c->core->broadcast(sendbuff, recvbuff, count, t, root));
   });
 }
 }  // namespace
@@ -129,14 +108,7 @@ extern "C" ncclResult_t pncclReduce(const void* sendbuff, void* recvbuff, size_t
     ResolvedOp r;
     CHORUS_RETURN_IF_ERROR(begin(comm, stream, datatype, &c, &t));
     CHORUS_RETURN_IF_ERROR(c->redops.resolve(rawValue(op), t, &r));
-    CHORUS_RETURN_IF_ERROR(checkRank(*c, root, "root"));
-    CHORUS_RETURN_IF_ERROR(checkBuffer(sendbuff, count, 1, t, "sendbuff"));
-    // recvbuff may be NULL everywhere but on the root.
-    if (c->rank == root) CHORUS_RETURN_IF_ERROR(checkBuffer(recvbuff, count, 1, t, "recvbuff"));
-    return issue(c, call(Collective::Reduce, count, t, root, r.reduction().op),
-                 [=](Communicator& core) {
-                   return core.reduce(sendbuff, recvbuff, count, t, r.reduction(), root);
-                 });
+    return handedOver(c, c->core->reduce(sendbuff, recvbuff, count, t, r.reduction(), root));
   });
 }
 NCCL_WEAK_ALIAS(ncclReduce);
@@ -148,11 +120,7 @@ extern "C" ncclResult_t pncclAlltoAll(const void* sendbuff, void* recvbuff, size
     CommRef c;
     DataType t;
     CHORUS_RETURN_IF_ERROR(begin(comm, stream, datatype, &c, &t));
-    CHORUS_RETURN_IF_ERROR(checkBuffer(sendbuff, count, c->nranks, t, "sendbuff"));
-    CHORUS_RETURN_IF_ERROR(checkBuffer(recvbuff, count, c->nranks, t, "recvbuff"));
-    OpDesc h = call(Collective::AllToAll, count, t);
-    return issue(c, h,
-                 [=](Communicator& core) { return core.allToAll(sendbuff, recvbuff, count, t); });
+    return handedOver(c, c->core->allToAll(sendbuff, recvbuff, count, t));
   });
 }
 NCCL_WEAK_ALIAS(ncclAlltoAll);
@@ -164,13 +132,7 @@ extern "C" ncclResult_t pncclGather(const void* sendbuff, void* recvbuff, size_t
     CommRef c;
     DataType t;
     CHORUS_RETURN_IF_ERROR(begin(comm, stream, datatype, &c, &t));
-    CHORUS_RETURN_IF_ERROR(checkRank(*c, root, "root"));
-    CHORUS_RETURN_IF_ERROR(checkBuffer(sendbuff, count, 1, t, "sendbuff"));
-    if (c->rank == root)
-      CHORUS_RETURN_IF_ERROR(checkBuffer(recvbuff, count, c->nranks, t, "recvbuff"));
-    OpDesc h = call(Collective::Gather, count, t, root);
-    return issue(
-        c, h, [=](Communicator& core) { return core.gather(sendbuff, recvbuff, count, t, root); });
+    return handedOver(c, c->core->gather(sendbuff, recvbuff, count, t, root));
   });
 }
 NCCL_WEAK_ALIAS(ncclGather);
@@ -182,13 +144,7 @@ extern "C" ncclResult_t pncclScatter(const void* sendbuff, void* recvbuff, size_
     CommRef c;
     DataType t;
     CHORUS_RETURN_IF_ERROR(begin(comm, stream, datatype, &c, &t));
-    CHORUS_RETURN_IF_ERROR(checkRank(*c, root, "root"));
-    if (c->rank == root)
-      CHORUS_RETURN_IF_ERROR(checkBuffer(sendbuff, count, c->nranks, t, "sendbuff"));
-    CHORUS_RETURN_IF_ERROR(checkBuffer(recvbuff, count, 1, t, "recvbuff"));
-    OpDesc h = call(Collective::Scatter, count, t, root);
-    return issue(
-        c, h, [=](Communicator& core) { return core.scatter(sendbuff, recvbuff, count, t, root); });
+    return handedOver(c, c->core->scatter(sendbuff, recvbuff, count, t, root));
   });
 }
 NCCL_WEAK_ALIAS(ncclScatter);
@@ -199,10 +155,7 @@ extern "C" ncclResult_t pncclSend(const void* sendbuff, size_t count, ncclDataTy
     CommRef c;
     DataType t;
     CHORUS_RETURN_IF_ERROR(begin(comm, stream, datatype, &c, &t));
-    CHORUS_RETURN_IF_ERROR(checkRank(*c, peer, "peer"));
-    CHORUS_RETURN_IF_ERROR(checkBuffer(sendbuff, count, 1, t, "sendbuff"));
-    return issue(c, call(Collective::Send, count, t, peer),
-                 [=](Communicator& core) { return core.send(sendbuff, count, t, peer); });
+    return handedOver(c, c->core->send(sendbuff, count, t, peer));
   });
 }
 NCCL_WEAK_ALIAS(ncclSend);
@@ -213,10 +166,7 @@ extern "C" ncclResult_t pncclRecv(void* recvbuff, size_t count, ncclDataType_t d
     CommRef c;
     DataType t;
     CHORUS_RETURN_IF_ERROR(begin(comm, stream, datatype, &c, &t));
-    CHORUS_RETURN_IF_ERROR(checkRank(*c, peer, "peer"));
-    CHORUS_RETURN_IF_ERROR(checkBuffer(recvbuff, count, 1, t, "recvbuff"));
-    return issue(c, call(Collective::Recv, count, t, peer),
-                 [=](Communicator& core) { return core.recv(recvbuff, count, t, peer); });
+    return handedOver(c, c->core->recv(recvbuff, count, t, peer));
   });
 }
 NCCL_WEAK_ALIAS(ncclRecv);

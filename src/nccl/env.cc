@@ -1,8 +1,9 @@
-// NCCL's environment variables, honoured by copying each onto the Chorus variable that means
-// the same thing, before anything in Chorus reads its environment. Chorus's own variable wins
-// when both are set (setenv without overwrite). After this the rest of Chorus sees only
-// CHORUS_* names: settings still flow through a per-communicator Config, never through NCCL_*
-// lookups scattered in the code.
+// NCCL's environment variables. Most are read where Chorus reads its own: Config (NCCL_ALGO,
+// NCCL_TOPO_FILE, NCCL_TOPO_DUMP_FILE, NCCL_COMM_BLOCKING, NCCL_SOCKET_IFNAME and
+// NCCL_SOCKET_FAMILY for TCP; see config.h) and the logger (NCCL_DEBUG*). Two are copied onto
+// their CHORUS_* names, once, before anything reads them, because the bootstrap reads them as
+// launch information before any Config exists (ncclGetUniqueId takes none): NCCL_COMM_ID, and
+// NCCL_SOCKET_IFNAME for the unique id's address. Chorus's own variable wins when both are set.
 #include <cstdlib>
 #include <mutex>
 
@@ -18,19 +19,9 @@ struct EnvAlias {
   const char* chorus;
 };
 
-// NCCL_ALGO and NCCL_PROTO are passed on for the algorithm selector; until it reads them they
-// are accepted and ignored (NCCL's protocols LL/LL128/Simple have no host equivalent).
 constexpr EnvAlias kAliases[] = {
-    {"NCCL_DEBUG", "CHORUS_DEBUG"},
-    {"NCCL_DEBUG_SUBSYS", "CHORUS_DEBUG_SUBSYS"},
-    {"NCCL_DEBUG_FILE", "CHORUS_DEBUG_FILE"},
-    {"NCCL_ALGO", "CHORUS_ALGO"},
-    {"NCCL_PROTO", "CHORUS_PROTO"},
     {"NCCL_SOCKET_IFNAME", "CHORUS_SOCKET_IFNAME"},
-    {"NCCL_SOCKET_FAMILY", "CHORUS_SOCKET_FAMILY"},
     {"NCCL_COMM_ID", "CHORUS_COMM_ID"},
-    {"NCCL_TOPO_FILE", "CHORUS_TOPO_FILE"},
-    {"NCCL_TOPO_DUMP_FILE", "CHORUS_TOPO_DUMP_FILE"},
 };
 
 void mapVariables() {
@@ -46,16 +37,16 @@ void ensureEnvironment() {
   static std::once_flag once;
   std::call_once(once, [] {
     mapVariables();
-    logReload();
+    logAlsoReadNcclNames();
     // This line is how a user (and the LD_PRELOAD test) tells Chorus answered, not NVIDIA.
     LOG_INFO(kLogInit, "Chorus NCCL face: libnccl.so.2 with the NCCL %d.%d.%d ABI, host memory",
              NCCL_MAJOR, NCCL_MINOR, NCCL_PATCH);
   });
 }
 
-// The deprecated NCCL call that re-reads the logging variables. A variable that was mapped
-// before keeps its copied value unless the CHORUS_* one is cleared: Chorus's name wins.
+// The deprecated NCCL call that re-reads the logging variables.
 void resetDebugInit() {
+  ensureEnvironment();
   mapVariables();
   logReload();
 }

@@ -1,9 +1,10 @@
-// ncclGroupStart, ncclGroupEnd, ncclGroupSimulateEnd and the per-thread queue behind them.
+// ncclGroupStart, ncclGroupEnd and ncclGroupSimulateEnd, on the core's group.
 #include "nccl/group.h"
 
+#include <utility>
 #include <vector>
 
-#include "chorus/group.h"
+#include "core/group_queue.h"
 #include "nccl/api.h"
 #include "nccl/errors.h"
 
@@ -11,20 +12,14 @@ namespace chorus::nccl {
 
 namespace {
 
-struct Deferred {
-  ncclComm* comm;
-  OpDesc call;
-  CoreCall run;
+// Not the calls (they wait in the core's queue) but the handles the outermost ncclGroupEnd
+// must see to before running them.
+struct FaceGroup {
+  std::vector<ncclComm*> inits;  // inits started in the group: finished first
+  std::vector<ncclComm*> comms;  // communicators the queued calls use: held while they run
 };
 
-struct GroupState {
-  int depth = 0;
-  std::vector<Deferred> calls;
-  std::vector<ncclComm*> inits;
-  Status firstError;
-};
-
-thread_local GroupState tGroup;
+thread_local FaceGroup tFace;
 // Set while a group entry point itself runs: its own errors (a bad simInfo, say) are returned
 // by it and do not fail the group the caller may still complete.
 thread_local bool tGroupCall = false;
@@ -53,70 +48,34 @@ Status finishInits(const std::vector<ncclComm*>& inits, bool* pending) {
   return first;
 }
 
-// Runs the queued calls together. Every communicator is held for the whole replay.
-Status replay(std::vector<Deferred>& calls) {
-  std::vector<CommRef> held;
-  for (Deferred& d : calls) {
+// Holds every communicator the queued calls use, or says which one is no longer usable.
+Status hold(const std::vector<ncclComm*>& comms, std::vector<CommRef>* held) {
+  for (ncclComm* h : comms) {
     CommRef c;
-    CHORUS_RETURN_IF_ERROR(acquireReady(d.comm, &c));
-    held.push_back(std::move(c));
+    CHORUS_RETURN_IF_ERROR(acquireReady(h, &c));
+    held->push_back(std::move(c));
   }
-  chorus::groupStart();
-  Status first;
-  for (size_t i = 0; i < calls.size(); ++i) {
-    Status st = calls[i].run(*held[i]->core);
-    if (!st.ok() && first.ok()) first = st;
-  }
-  Status end = chorus::groupEnd();
-  return first.ok() ? end : first;
-}
-
-// Leaves one level; at the outermost, hands back everything queued and clears the state.
-bool leave(GroupState* taken) {
-  if (--tGroup.depth > 0) return false;
-  *taken = std::move(tGroup);
-  tGroup = GroupState{};
-  return true;
+  return Status::Ok();
 }
 
 Status notInGroup(const char* fn) {
   return Status::InvalidUsage(std::string(fn) + " called without a matching ncclGroupStart");
 }
 
-Status groupFailed(const Status& st) {
-  return Status(st.code(), "not run: an earlier call in this group failed: " + st.message());
-}
-
-}  // namespace
-
-int faceGroupDepth() {
-  return tGroup.depth;
-}
-
-void noteGroupError(const Status& st) {
-  if (tGroup.depth > 0 && !tGroupCall && tGroup.firstError.ok()) tGroup.firstError = st;
-}
-
-void deferInit(ncclComm* c) {
-  tGroup.inits.push_back(c);
-}
-
-Status issue(CommRef& c, const OpDesc& call, CoreCall run) {
-  if (tGroup.depth == 0) return run(*c->core);
-  tGroup.calls.push_back(Deferred{c.get(), call, std::move(run)});
-  return Status::Ok();
-}
-
-namespace {
-
 Status groupEnd(bool* pending) {
-  if (tGroup.depth == 0) return notInGroup("ncclGroupEnd");
-  GroupState g;
-  if (!leave(&g)) return Status::Ok();
-  Status st = finishInits(g.inits, pending);
-  if (!g.firstError.ok()) return groupFailed(g.firstError);
-  CHORUS_RETURN_IF_ERROR(st);
-  return replay(g.calls);
+  const int depth = groupDepth();
+  if (depth == 0) return notInGroup("ncclGroupEnd");
+  if (depth > 1) return chorus::groupEnd();  // nested: only depth
+  FaceGroup g = std::exchange(tFace, FaceGroup{});
+  Status inits = finishInits(g.inits, pending);
+  std::vector<CommRef> held;
+  Status usable = inits.ok() ? hold(g.comms, &held) : Status::Ok();
+  if (!inits.ok() || !usable.ok()) {
+    // A call that failed earlier in the group is the first error, and is reported first.
+    CHORUS_RETURN_IF_ERROR(groupEndWithoutRunning());
+    return inits.ok() ? usable : inits;
+  }
+  return chorus::groupEnd();
 }
 
 constexpr unsigned kSimInfoMagic = 0x74685283;
@@ -125,27 +84,46 @@ Status simulateEnd(ncclSimInfo_t* info, bool* pending) {
   if (!info) return Status::InvalidArgument("simInfo is NULL");
   if (info->magic != kSimInfoMagic || info->size < sizeof(ncclSimInfo_t))
     return Status::InvalidArgument("simInfo was not initialised with NCCL_SIM_INFO_INITIALIZER");
-  if (tGroup.depth == 0) return notInGroup("ncclGroupSimulateEnd");
-  double micros = 0;
-  // Calls one after another: an upper bound where the group would overlap them.
-  for (const Deferred& d : tGroup.calls) micros += estimateMicros(d.call, *d.comm->core);
-  info->estimatedTime = float(micros);
-  GroupState g;
-  if (!leave(&g)) return Status::Ok();
+  const int depth = groupDepth();
+  if (depth == 0) return notInGroup("ncclGroupSimulateEnd");
+  std::vector<CommRef> held;
+  Status usable = hold(tFace.comms, &held);
+  if (usable.ok()) info->estimatedTime = float(estimateOpenGroupMicros());
+  held.clear();
+  if (depth > 1) {
+    Status left = groupEndWithoutRunning();  // nested: only depth; the calls stay queued
+    return usable.ok() ? left : usable;
+  }
   // Inits are real work, not simulated; the queued calls are dropped unrun.
-  Status st = finishInits(g.inits, pending);
-  if (!g.firstError.ok()) return groupFailed(g.firstError);
-  return st;
+  FaceGroup g = std::exchange(tFace, FaceGroup{});
+  Status inits = finishInits(g.inits, pending);
+  CHORUS_RETURN_IF_ERROR(groupEndWithoutRunning());
+  return inits.ok() ? usable : inits;
 }
 
 }  // namespace
+
+void noteGroupError(const Status& st) {
+  if (!tGroupCall) failOpenGroup(st);
+}
+
+void deferInit(ncclComm* c) {
+  tFace.inits.push_back(c);
+}
+
+void noteGroupComm(ncclComm* c) {
+  for (ncclComm* known : tFace.comms)
+    if (known == c) return;
+  tFace.comms.push_back(c);
+}
+
 }  // namespace chorus::nccl
 
 using namespace chorus::nccl;
 
 extern "C" ncclResult_t pncclGroupStart() {
   return guard("ncclGroupStart", [] {
-    ++tGroup.depth;
+    chorus::groupStart();
     return chorus::Status::Ok();
   });
 }

@@ -8,6 +8,7 @@
 #include <thread>
 #include <vector>
 
+#include "chorus/group.h"
 #include "chorus/unique_id.h"
 #include "common/log.h"
 #include "nccl/api.h"
@@ -73,7 +74,7 @@ Status initRank(ncclComm_t* out, int nranks, const ncclUniqueId& id, int rank,
   CHORUS_RETURN_IF_ERROR(parseConfig(config, &h->settings));
   h->rank = rank;
   h->nranks = nranks;
-  const bool inGroup = faceGroupDepth() > 0;
+  const bool inGroup = groupDepth() > 0;
   if (!h->settings.blocking || inGroup) {
     ncclComm* raw = h.release();
     registerComm(raw);
@@ -104,7 +105,7 @@ extern "C" ncclResult_t pncclGetUniqueId(ncclUniqueId* uniqueId) {
   return guard("ncclGetUniqueId", [&]() -> Status {
     if (!uniqueId) return Status::InvalidArgument("uniqueId is NULL");
     Config cfg;
-    CHORUS_RETURN_IF_ERROR(Config::fromEnvironment(&cfg));
+    CHORUS_RETURN_IF_ERROR(Config::fromEnvironment(&cfg, Config::Names::ChorusThenNccl));
     UniqueId id;
     CHORUS_RETURN_IF_ERROR(createUniqueId(&id, cfg.timeoutSec));
     memcpy(uniqueId, &id, sizeof id);

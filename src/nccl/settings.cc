@@ -1,6 +1,5 @@
 #include "nccl/settings.h"
 
-#include <cstdlib>
 #include <cstring>
 
 namespace chorus::nccl {
@@ -72,12 +71,6 @@ Status checkFields(const ncclConfig_t& c) {
   return Status::Ok();
 }
 
-// NCCL_COMM_BLOCKING is NCCL's default for configs that leave `blocking` undefined.
-bool defaultBlocking() {
-  const char* v = getenv("NCCL_COMM_BLOCKING");
-  return !(v && strcmp(v, "0") == 0);
-}
-
 }  // namespace
 
 Status parseConfig(const ncclConfig_t* user, CommSettings* out) {
@@ -88,8 +81,9 @@ Status parseConfig(const ncclConfig_t* user, CommSettings* out) {
     CHORUS_RETURN_IF_ERROR(checkFields(cfg));
   }
   CommSettings s;
-  CHORUS_RETURN_IF_ERROR(Config::fromEnvironment(&s.core));
-  s.blocking = cfg.blocking == NCCL_CONFIG_UNDEF_INT ? defaultBlocking() : cfg.blocking == 1;
+  CHORUS_RETURN_IF_ERROR(Config::fromEnvironment(&s.core, Config::Names::ChorusThenNccl));
+  // NCCL_COMM_BLOCKING is NCCL's default for configs that leave `blocking` undefined.
+  s.blocking = cfg.blocking == NCCL_CONFIG_UNDEF_INT ? s.core.ncclCommBlocking : cfg.blocking == 1;
   if (cfg.commName) s.commName = cfg.commName;
   *out = std::move(s);
   return Status::Ok();

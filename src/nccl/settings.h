@@ -9,7 +9,7 @@
 namespace chorus::nccl {
 
 struct CommSettings {
-  Config core;           // from CHORUS_* (and the NCCL_* names mapped onto them)
+  Config core;           // from CHORUS_* and, where Chorus has none set, NCCL_* (config.h)
   bool blocking = true;  // false: init and split return ncclInProgress until done
   std::string commName;  // for log lines only
 };

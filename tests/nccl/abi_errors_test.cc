@@ -85,7 +85,7 @@ TEST(NcclAbiErrors, CollectiveArgumentsAreChecked) {
             ncclInvalidArgument);
   EXPECT_TRUE(lastErrorMentions("op 42"));
   EXPECT_EQ(ncclAllReduce(nullptr, buf, 4, ncclFloat, ncclSum, comm, nullptr), ncclInvalidArgument);
-  EXPECT_TRUE(lastErrorMentions("sendbuff"));
+  EXPECT_TRUE(lastErrorMentions("send buffer"));
   EXPECT_EQ(ncclAllReduce(buf, buf, SIZE_MAX / 2, ncclFloat, ncclSum, comm, nullptr),
             ncclInvalidArgument);
   EXPECT_TRUE(lastErrorMentions("too large"));

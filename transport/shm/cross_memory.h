@@ -21,6 +21,7 @@ bool crossMemoryWorks(pid_t pid, uint64_t addr, uint64_t expect);
 // Writes [src, src + bytes) to `to` in process `pid` (or reads `from` there into dst). `who`
 // names the peer for the error, which says what failed and what to try.
 Status crossMemoryWrite(pid_t pid, char* to, const char* src, size_t bytes, const std::string& who);
-Status crossMemoryRead(pid_t pid, char* dst, const char* from, size_t bytes, const std::string& who);
+Status crossMemoryRead(pid_t pid, char* dst, const char* from, size_t bytes,
+                       const std::string& who);
 
 }  // namespace chorus

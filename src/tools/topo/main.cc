@@ -9,6 +9,7 @@
 #include <cstring>
 #include <string>
 
+#include "chorus/config.h"
 #include "tools/topo/render.h"
 
 extern char** environ;
@@ -71,7 +72,10 @@ int main(int argc, char** argv) {
   bool explain = false;
   int ranksPerHost = 0;
   RenderOptions ro;
-  if (const char* env = getenv("CHORUS_TOPO_FILE")) file = env;
+  chorus::Config config;  // CHORUS_TOPO_FILE: show the file a communicator would load
+  chorus::Status cst = chorus::Config::fromEnvironment(&config);
+  if (!cst.ok()) return fprintf(stderr, "chorus-topo: %s\n", cst.toString().c_str()), 2;
+  file = config.topoFile;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     bool hasValue = i + 1 < argc;

@@ -41,12 +41,13 @@
 #include "chorus/chorus.h"
 #include "chorus/group.h"
 #include "common/clock.h"
-#include "core/comm_impl.h"
+#include "core/comm_internals.h"
 #include "reduce/reducer.h"
 #include "tools/tune/fit.h"
 #include "tools/tune/memory.h"
 #include "tools/tune/receive_reduce.h"
 #include "topo/topology.h"
+#include "transport/registry.h"
 #include "tune/cost_model.h"
 
 using namespace chorus;
@@ -239,9 +240,9 @@ double measureReduce(size_t chunkBytes, int reps) {
 // Whether ranks 0 and 1 talk through shared memory: only then is a one_shot allreduce between
 // them a measure of the receive-reduce (over TCP it measures the TCP stack, and a tuning file's
 // reduce line is the host's, not the network's).
-bool overSharedMemory(topo::PathClass pc) {
-  const char* t = getenv("CHORUS_TRANSPORT");
-  return pc != topo::PathClass::Network && !(t && strcmp(t, "tcp") == 0);
+bool overSharedMemory(const Communicator& c, topo::PathClass pc) {
+  return pc != topo::PathClass::Network &&
+         transportAllowed(CommInternals::config(c).transport, "shm");
 }
 
 // How many of the job's ranks share rank 0's host (they all copy in the memory calibration).
@@ -339,15 +340,14 @@ std::string describeRun(const Communicator& c, topo::PathClass pc, bool quick) {
   char when[64];
   const time_t now = time(nullptr);
   strftime(when, sizeof when, "%Y-%m-%d %H:%M:%S UTC", gmtime(&now));
-  const Communicator::Impl& impl = *c.impl();
   std::ostringstream o;
   double load[1] = {0};
   const int cpus = int(sysconf(_SC_NPROCESSORS_ONLN));
   std::string loadText = getloadavg(load, 1) == 1 ? fmt("load %.2f", load[0]) : "load ?";
   o << "chorus-tune on " << host << " (" << cpus << " cpus, " << loadText << "), " << when << ", "
     << c.size() << " ranks, ranks 0-1 over " << topo::pathClassName(pc) << " ("
-    << impl.transportNames << ", " << impl.costParams.chunkBytes << "-byte chunks), reducer "
-    << CpuReducer::get().isa() << (quick ? ", --quick" : "");
+    << CommInternals::transportName(c) << ", " << CommInternals::costParams(c).chunkBytes
+    << "-byte chunks), reducer " << CpuReducer::get().isa() << (quick ? ", --quick" : "");
   return o.str();
 }
 
@@ -443,24 +443,24 @@ void printFit(const Measured& m, const topo::Topology& before, const topo::Topol
 }
 
 Status calibrate(Communicator& c, const Options& o) {
-  const Communicator::Impl& impl = *c.impl();
+  const topo::Topology& topology = CommInternals::topology(c);
+  const size_t chunkBytes = CommInternals::costParams(c).chunkBytes;
   const Effort e = effortFor(o.quick);
-  const topo::PathClass pc = impl.topology.pathBetweenRanks(0, 1);
+  const topo::PathClass pc = topology.pathBetweenRanks(0, 1);
   CHORUS_RETURN_IF_ERROR(agreeOnOutput(c, o.out));
   Measured m;
   CHORUS_RETURN_IF_ERROR(measureLinks(c, e, &m));
-  if (overSharedMemory(pc))  // the same on every rank: the topology and the transport agree
+  if (overSharedMemory(c, pc))  // the same on every rank: the topology and the transport agree
     CHORUS_RETURN_IF_ERROR(tune::measureOneShot(c, e.largeIters, e.reps, &m.oneShotUs));
-  if (c.rank() == 0) m.localReduceGBs = measureReduce(impl.costParams.chunkBytes, e.reps);
+  if (c.rank() == 0) m.localReduceGBs = measureReduce(chunkBytes, e.reps);
   CHORUS_RETURN_IF_ERROR(c.barrier());
-  CHORUS_RETURN_IF_ERROR(tune::measureMemory(c, ranksOnHostOfRank0(impl.topology, c.size()),
-                                             impl.costParams.chunkBytes, e.memoryMaxBytes,
-                                             std::min(e.reps, 5), &m.memory));
+  CHORUS_RETURN_IF_ERROR(tune::measureMemory(c, ranksOnHostOfRank0(topology, c.size()), chunkBytes,
+                                             e.memoryMaxBytes, std::min(e.reps, 5), &m.memory));
   tune::fitMemory(&m.memory);
   if (c.rank() != 0) return Status::Ok();
 
-  const Derived dv = derive(m, impl.topology, pc, impl.costParams);
-  topo::Topology tuned = impl.topology;
+  const Derived dv = derive(m, topology, pc, CommInternals::costParams(c));
+  topo::Topology tuned = topology;
   tuned.stepOverheadUs = dv.overheadUs;
   tuned.links[pc] = {dv.latencyUs, dv.bandwidthGBs};
   tuned.hostReduceGBs = dv.reduceGBs;
@@ -482,32 +482,33 @@ Status calibrate(Communicator& c, const Options& o) {
   printf("estimates (written to %s; use CHORUS_TUNE_FILE=%s):\n", o.out.c_str(), o.out.c_str());
   printf("  executor step_us=%.4f   (burst slope)\n", dv.overheadUs);
   printf("  link %s latency_us=%.3f bandwidth_gbs=%.3f   (was %.3g us, %.3g GB/s)\n",
-         topo::pathClassName(pc), dv.latencyUs, dv.bandwidthGBs, impl.topology.link(pc).latencyUs,
-         impl.topology.link(pc).bandwidthGBs);
+         topo::pathClassName(pc), dv.latencyUs, dv.bandwidthGBs, topology.link(pc).latencyUs,
+         topology.link(pc).bandwidthGBs);
   if (m.oneShotUs.empty())
     printf("  reduce host_gbs=%.3f   (was %.3g; the reducer on local arrays)\n", dv.reduceGBs,
-           impl.topology.hostReduceGBs);
+           topology.hostReduceGBs);
   else
     printf("  reduce host_gbs=%.3f   (was %.3g; one_shot fit; on local arrays %.3f)\n",
-           dv.reduceGBs, impl.topology.hostReduceGBs, m.localReduceGBs);
+           dv.reduceGBs, topology.hostReduceGBs, m.localReduceGBs);
   if (m.memory.knee)
     printf(
         "  memory cache_mib=%.0f all_miss_mib=%.0f miss_gbs=%.3f   (was %.3g, %.3g MiB, "
         "%.3g GB/s; 0: not modelled)\n",
-        tuned.cacheMiB, tuned.allMissMiB, tuned.missGBs, impl.topology.cacheMiB,
-        impl.topology.allMissMiB, impl.topology.missGBs);
-  if (pc != topo::PathClass::Network && !overSharedMemory(pc))
+        tuned.cacheMiB, tuned.allMissMiB, tuned.missGBs, topology.cacheMiB, topology.allMissMiB,
+        topology.missGBs);
+  if (pc != topo::PathClass::Network && !overSharedMemory(c, pc))
     printf("note: CHORUS_TRANSPORT=tcp measured TCP, but these figures are filed under %s\n",
            topo::pathClassName(pc));
   // Ranks that share a core spin out their turn before they sleep: a tiny one-way time near
   // the spin budget means the machine is busy, and the figures measure that, not the executor.
-  if (pc != topo::PathClass::Network && m.oneWayTinyUs > 0.5e-3 * double(impl.config.spinNs))
+  if (pc != topo::PathClass::Network &&
+      m.oneWayTinyUs > 0.5e-3 * double(CommInternals::config(c).spinNs))
     printf(
         "warning: one-way 8 B took %.1f us, near the %.0f us spin budget (CHORUS_SPIN_NS): "
         "ranks 0 and 1 seem to share a core (busy machine?); these figures describe that "
         "state. Rerun when the machine is quiet.\n",
-        m.oneWayTinyUs, 1e-3 * double(impl.config.spinNs));
-  printFit(m, impl.topology, tuned, impl.costParams);
+        m.oneWayTinyUs, 1e-3 * double(CommInternals::config(c).spinNs));
+  printFit(m, topology, tuned, CommInternals::costParams(c));
   fflush(stdout);
   return Status::Ok();
 }

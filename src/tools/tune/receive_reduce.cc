@@ -5,7 +5,7 @@
 
 #include "algorithms/registry.h"
 #include "common/clock.h"
-#include "core/comm_impl.h"
+#include "core/comm_internals.h"
 #include "tools/tune/fit.h"
 
 namespace chorus::tune {
@@ -21,7 +21,7 @@ const std::vector<size_t>& receiveReduceSizes() {
 
 Status measureOneShot(Communicator& c, int iters, int reps,
                       std::vector<std::pair<size_t, double>>* out) {
-  Config cfg = c.impl()->config;
+  Config cfg = CommInternals::config(c);
   cfg.algo = "allreduce=one_shot";
   std::unique_ptr<Communicator> pair;
   CHORUS_RETURN_IF_ERROR(c.split(c.rank() < 2 ? 0 : -1, c.rank(), cfg, &pair));

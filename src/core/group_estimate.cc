@@ -2,16 +2,19 @@
 // communicator's topology and estimates, for the algorithm that communicator would run — the
 // selector's pick, or the one CHORUS_ALGO forces. A point-to-point call is one message: the
 // link's latency plus its bytes at the link's bandwidth.
+#include "core/group_estimate.h"
+
 #include <cmath>
 
-#include "core/comm_impl.h"
-#include "nccl/group.h"
 #include "tune/selector.h"
 
-namespace chorus::nccl {
+namespace chorus {
 
-double estimateMicros(const OpDesc& call, const Communicator& core) {
-  const Communicator::Impl& m = *core.impl();
+double estimateMicros(const Communicator::Impl& m, const OpDesc& queued) {
+  // Priced out of place, whatever the buffers: the estimate is of the call's data movement,
+  // which an in-place call on one rank would otherwise price at nothing.
+  OpDesc call = queued;
+  call.inPlace = false;
   const double bytes = double(call.count) * double(dataTypeSize(call.dtype));
   if (call.coll == Collective::Send || call.coll == Collective::Recv) {
     const topo::LinkParams l = m.topology.link(m.topology.pathBetweenRanks(m.rank, call.root));
@@ -29,4 +32,4 @@ double estimateMicros(const OpDesc& call, const Communicator& core) {
   return 0;
 }
 
-}  // namespace chorus::nccl
+}  // namespace chorus
