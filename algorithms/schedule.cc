@@ -45,7 +45,9 @@ int Schedule::copy(BufRef src, BufRef dst, uint64_t count, int d0, int d1) {
 
 std::string Schedule::toString() const {
   static const char* kKind[] = {"send", "recv", "recv_reduce", "copy"};
-  std::string out = std::string(algorithm) + "\n";
+  std::string out = algorithm;
+  if (chunkBytes) out += " chunk=" + std::to_string(chunkBytes) + "B";
+  out += "\n";
   for (size_t i = 0; i < steps.size(); ++i) {
     const Step& s = steps[i];
     out += "  " + std::to_string(i) + ": " + kKind[int(s.kind)];

@@ -2,16 +2,19 @@
 // moving or combining a contiguous range of elements. Algorithms build schedules and do no
 // I/O; the Executor runs them over whatever connections the communicator has.
 //
-// Execution model (the executor and the verifier both follow it):
+// Execution model (algorithms/schedule_index.h writes it down once; the executor, the verifier
+// and the cost model all read it from there):
 // - Steps run concurrently, limited only by their dependencies and by channel order.
 // - Channel order: messages between two ranks arrive in the order they were sent, so a rank's
 //   Send steps to peer q are served in list order, and so are its Recv steps from peer p. The
 //   peer lists the matching steps in the same order.
-// - Data moves in chunks of a fixed number of elements (the transport's message size), so a
-//   step of `count` elements is ceil(count / chunk) messages, identically on both ends.
-// - A dependency on a step of the same count is chunkwise: chunk i may start once chunk i of
-//   the dependency is done, which is what pipelines a ring. A dependency on a step of another
-//   count waits for all of it.
+// - Data moves in chunks of a fixed number of elements per step: the schedule's chunkBytes when
+//   it sets one, never more than the transport of the step's channel carries in one message.
+//   Both ends derive it alike, so a step of `count` elements is the same messages on both.
+// - A dependency on a step of the same count is chunkwise: a chunk may start once the
+//   dependency has done the elements up to the chunk's end, which is what pipelines a ring. A
+//   dependency on a step of another count waits for all of it. A step of count 0 is done from
+//   the start.
 #pragma once
 
 #include <cstddef>
@@ -52,6 +55,9 @@ struct Schedule {
   std::vector<Step> steps;
   uint64_t scratchElems = 0;  // the Scratch buffer this schedule needs, in elements
   const char* algorithm = "";
+  // Bytes per message this schedule asks for (0: the transports' message size). It must be the
+  // same on every rank of a call, as both ends of a channel cut its steps by it.
+  size_t chunkBytes = 0;
 
   int send(int peer, BufRef src, uint64_t count, int dep0 = -1, int dep1 = -1);
   int recv(int peer, BufRef dst, uint64_t count, int dep0 = -1, int dep1 = -1);

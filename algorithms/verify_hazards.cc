@@ -2,7 +2,6 @@
 // events, as reachability bitsets (steps are listed so that (step, chunk) order is topological),
 // then every conflicting pair of accesses to an element must be ordered one way or the other.
 #include <algorithm>
-#include <unordered_map>
 
 #include "algorithms/verify_internal.h"
 
@@ -55,28 +54,19 @@ struct Access {
 
 class HazardProof {
  public:
-  HazardProof(const Schedule& s, const RankMem& m, uint64_t chunk) : s_(s), m_(m), c_(chunk) {}
+  HazardProof(const Schedule& s, const ScheduleIndex& ix, const RankMem& m)
+      : s_(s), ix_(ix), m_(m) {}
 
   bool build(uint64_t maxEvents) {
     const int n = int(s_.steps.size());
     base_.assign(n + 1, 0);
-    for (int i = 0; i < n; ++i) base_[i + 1] = base_[i] + chunksOf(s_.steps[i].count, c_);
+    for (int i = 0; i < n; ++i) base_[i + 1] = base_[i] + ix_.chunks(i);
     events_ = base_[n];
     if (events_ > maxEvents) return false;
     words_ = (events_ + 63) / 64;
     reach_.assign(events_ * words_, 0);
-    chanPred_.assign(n, -1);
-    std::unordered_map<uint64_t, int> last;  // channel -> its last non-empty step so far
-    for (int i = 0; i < n; ++i) {
-      const Step& st = s_.steps[i];
-      if (st.kind == StepKind::Copy || st.count == 0) continue;
-      uint64_t key = uint64_t(st.peer) * 2 + (st.kind == StepKind::Send);
-      auto it = last.find(key);
-      if (it != last.end()) chanPred_[i] = it->second;
-      last[key] = i;
-    }
     for (int i = 0; i < n; ++i)
-      for (uint64_t c = 0; c < chunksOf(s_.steps[i].count, c_); ++c) closeOver(i, c);
+      for (uint64_t c = 0; c < ix_.chunks(i); ++c) closeOver(i, c);
     return true;
   }
 
@@ -107,13 +97,9 @@ class HazardProof {
   void closeOver(int i, uint64_t c) {
     const uint64_t e = base_[i] + c;
     if (c > 0) addPred(e, e - 1);
-    const Step& st = s_.steps[i];
-    for (int d : st.deps) {
-      if (d < 0 || s_.steps[d].count == 0) continue;  // an empty step is done from the start
-      uint64_t dc = s_.steps[d].count == st.count ? c : chunksOf(s_.steps[d].count, c_) - 1;
-      addPred(e, base_[d] + dc);
-    }
-    if (c == 0 && chanPred_[i] >= 0) addPred(e, base_[chanPred_[i] + 1] - 1);
+    for (int k = 0; k < Step::kMaxDeps; ++k)  // after the last chunk of the dependency it needs
+      if (ix_.dep(i, k) >= 0) addPred(e, base_[ix_.dep(i, k)] + ix_.chunksNeeded(i, k, c) - 1);
+    if (c == 0 && ix_.prev(i) >= 0) addPred(e, base_[ix_.prev(i) + 1] - 1);
   }
 
   void addRange(BufRef ref, uint64_t from, uint64_t len, bool write, uint32_t ev,
@@ -128,8 +114,8 @@ class HazardProof {
   void addAccesses(int i, std::vector<Access>* acc) {
     const Step& st = s_.steps[i];
     if (selfCopy(m_, st)) return;  // skipped by the executor
-    for (uint64_t c = 0; c < chunksOf(st.count, c_); ++c) {
-      const uint64_t from = c * c_, len = std::min(c_, st.count - from);
+    for (uint64_t c = 0; c < ix_.chunks(i); ++c) {
+      const uint64_t from = ix_.chunkBegin(i, c), len = ix_.chunkLen(i, c);
       const uint32_t ev = uint32_t(base_[i] + c);
       if (st.kind != StepKind::Recv) addRange(st.src, from, len, false, ev, acc);
       if (st.kind != StepKind::Send) addRange(st.dst, from, len, true, ev, acc);
@@ -174,18 +160,17 @@ class HazardProof {
   }
 
   const Schedule& s_;
+  const ScheduleIndex& ix_;
   const RankMem& m_;
-  uint64_t c_;
   std::vector<uint64_t> base_;
   uint64_t events_ = 0, words_ = 0;
   std::vector<uint64_t> reach_;
-  std::vector<int> chanPred_;
 };
 }  // namespace
 
-std::string checkHazards(const Schedule& s, const RankMem& m, uint64_t chunkElems,
+std::string checkHazards(const Schedule& s, const ScheduleIndex& ix, const RankMem& m,
                          uint64_t maxEvents, bool* checked) {
-  HazardProof p(s, m, chunkElems);
+  HazardProof p(s, ix, m);
   *checked = p.build(maxEvents);
   return *checked ? p.check() : "";
 }

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "algorithms/schedule.h"
+#include "algorithms/schedule_index.h"
 #include "core/op_desc.h"
 
 namespace chorus::verify {
@@ -66,10 +67,8 @@ class Expected {
 namespace chorus::verify {
 // Per-rank checks that need no other rank: step fields, dependencies, bounds, legality.
 std::string checkStatic(const Schedule& s, const RankMem& m, int rank, int size);
-// The hazard proof for one rank (see verify.h); *checked is false when it was too large.
-std::string checkHazards(const Schedule& s, const RankMem& m, uint64_t chunkElems,
+// The hazard proof for one rank (see verify.h) over the chunks and orders of `ix`, its
+// schedule's index; *checked is false when it was too large.
+std::string checkHazards(const Schedule& s, const ScheduleIndex& ix, const RankMem& m,
                          uint64_t maxEvents, bool* checked);
-inline uint64_t chunksOf(uint64_t count, uint64_t chunk) {
-  return (count + chunk - 1) / chunk;
-}
 }  // namespace chorus::verify

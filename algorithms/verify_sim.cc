@@ -5,6 +5,7 @@
 #include <deque>
 #include <unordered_map>
 
+#include "algorithms/schedule_index.h"
 #include "algorithms/verify.h"
 #include "algorithms/verify_internal.h"
 
@@ -19,40 +20,29 @@ struct Message {
   Bits know;  // barrier only: ranks the sending step has heard from
 };
 
-struct LocalChan {
-  int peer = -1;
-  bool send = false;
-  std::vector<int> steps;  // non-empty steps on this channel, in list order
-  size_t head = 0;
-};
-
 struct RankState {
   const Schedule* s = nullptr;
+  const ScheduleIndex* ix = nullptr;
   RankMem mem;
   std::vector<Sym> space[3];
-  std::vector<uint64_t> done, chunks;
+  std::vector<uint64_t> done;
   std::vector<std::vector<int>> dependents;
-  std::vector<int> chanOf;
-  std::vector<LocalChan> chans;
-  std::unordered_map<uint64_t, int> chanIndex;  // peer * 2 + isSend
+  std::vector<int> head;  // by channel: the step it serves now, or -1
   std::vector<char> queued;
   std::vector<Bits> know;
-  int findChan(int peer, bool send) const {
-    auto it = chanIndex.find(uint64_t(peer) * 2 + send);
-    return it == chanIndex.end() ? -1 : it->second;
+  bool ready(int i, uint64_t c) const {
+    return ix->depsReady(i, c, [&](int d) { return done[d]; });
   }
-  int headStep(int k) const {
-    const LocalChan& c = chans[k];
-    return c.head < c.steps.size() ? c.steps[c.head] : -1;
-  }
+  bool finished(int i) const { return done[i] == ix->chunks(i); }
 };
 
 class Sim {
  public:
-  Sim(const OpDesc& d, const std::vector<Schedule>& s, const VerifyOptions& o)
+  Sim(const OpDesc& d, const std::vector<Schedule>& s, const std::vector<ScheduleIndex>& ix,
+      const VerifyOptions& o)
       : d_(d), P_(int(s.size())), o_(o), ranks_(s.size()) {
     barrier_ = d.coll == Collective::Barrier;
-    for (int r = 0; r < P_; ++r) setUp(r, s[r]);
+    for (int r = 0; r < P_; ++r) setUp(r, s[r], ix[r]);
   }
 
   std::string run(VerifyReport* rep) {
@@ -75,9 +65,10 @@ class Sim {
   }
 
  private:
-  void setUp(int r, const Schedule& s) {
+  void setUp(int r, const Schedule& s, const ScheduleIndex& ix) {
     RankState& st = ranks_[r];
     st.s = &s;
+    st.ix = &ix;
     st.mem = layoutFor(d_, P_, r, s.scratchElems);
     for (int k = 0; k < 3; ++k) st.space[k].assign(st.mem.spaceSize[k], Sym{});
     if (barrier_)  // the token's value means nothing
@@ -87,27 +78,14 @@ class Sim {
       for (uint64_t i = 0; i < in.size; ++i) st.space[in.space][in.base + i] = inputSym(r, i);
     const size_t n = s.steps.size();
     st.done.assign(n, 0);
-    st.chunks.resize(n);
     st.dependents.resize(n);
-    st.chanOf.assign(n, -1);
     st.queued.assign(n, 0);
     if (barrier_) st.know.assign(n, Bits((P_ + 63) / 64, 0));
-    for (size_t i = 0; i < n; ++i) {
-      const Step& step = s.steps[i];
-      st.chunks[i] = chunksOf(step.count, o_.chunkElems);
-      for (int dd : step.deps)
-        if (dd >= 0) st.dependents[dd].push_back(int(i));
-      if (step.kind == StepKind::Copy || step.count == 0) continue;
-      const bool send = step.kind == StepKind::Send;
-      int k = st.findChan(step.peer, send);
-      if (k < 0) {
-        k = int(st.chans.size());
-        st.chans.push_back({step.peer, send, {}, 0});
-        st.chanIndex[uint64_t(step.peer) * 2 + send] = k;
-      }
-      st.chans[k].steps.push_back(int(i));
-      st.chanOf[i] = k;
-    }
+    for (size_t i = 0; i < n; ++i)
+      for (int k = 0; k < Step::kMaxDeps; ++k)
+        if (ix.dep(int(i), k) >= 0) st.dependents[ix.dep(int(i), k)].push_back(int(i));
+    st.head.resize(ix.channels());
+    for (int ch = 0; ch < ix.channels(); ++ch) st.head[ch] = ix.first(ch);
   }
 
   void wake(int r, int i) {
@@ -117,16 +95,6 @@ class Sim {
   }
 
   std::deque<Message>& wire(int from, int to) { return wires_[uint64_t(from) * P_ + to]; }
-
-  bool depsReady(const RankState& st, int i, uint64_t c) const {
-    const Step& s = st.s->steps[i];
-    for (int dd : s.deps) {
-      if (dd < 0 || st.chunks[dd] == 0) continue;
-      bool chunkwise = st.s->steps[dd].count == s.count;
-      if (chunkwise ? st.done[dd] <= c : st.done[dd] < st.chunks[dd]) return false;
-    }
-    return true;
-  }
 
   Sym* cell(RankState& st, BufRef ref, uint64_t count, bool write) {
     int space;
@@ -155,8 +123,7 @@ class Sim {
     };
     for (int dd : st.s->steps[i].deps)
       if (dd >= 0) orIn(st.know[dd]);
-    if (st.chanOf[i] >= 0 && st.chans[st.chanOf[i]].head > 0)
-      orIn(st.know[st.chans[st.chanOf[i]].steps[st.chans[st.chanOf[i]].head - 1]]);
+    if (st.ix->prev(i) >= 0) orIn(st.know[st.ix->prev(i)]);
     if (msg) orIn(*msg);
   }
 
@@ -164,10 +131,9 @@ class Sim {
   bool fire(int r, int i) {
     RankState& st = ranks_[r];
     const Step& s = st.s->steps[i];
-    const uint64_t c = st.done[i], from = c * o_.chunkElems;
-    const uint64_t len = std::min(o_.chunkElems, s.count - from);
-    if (!depsReady(st, i, c)) return false;
-    if (st.chanOf[i] >= 0 && st.headStep(st.chanOf[i]) != i) return false;
+    const uint64_t c = st.done[i], from = st.ix->chunkBegin(i, c), len = st.ix->chunkLen(i, c);
+    if (!st.ready(i, c)) return false;
+    if (st.ix->channel(i) >= 0 && st.head[st.ix->channel(i)] != i) return false;
     std::vector<Sym> buf;
     if (s.kind == StepKind::Send) {
       auto& w = wire(r, s.peer);
@@ -210,20 +176,20 @@ class Sim {
   void tryStep(int r, int i) {
     RankState& st = ranks_[r];
     bool moved = false;
-    while (st.done[i] < st.chunks[i] && fire(r, i)) moved = true;
+    while (!st.finished(i) && fire(r, i)) moved = true;
     if (!moved) return;
     const Step& s = st.s->steps[i];
     for (int j : st.dependents[i]) wake(r, j);
-    if (st.chanOf[i] < 0) return;
-    LocalChan& ch = st.chans[st.chanOf[i]];
-    if (st.done[i] == st.chunks[i]) {
-      ++ch.head;
-      wake(r, st.headStep(st.chanOf[i]));
+    const int ch = st.ix->channel(i);
+    if (ch < 0) return;
+    if (st.finished(i)) {
+      st.head[ch] = st.ix->next(i);
+      wake(r, st.head[ch]);
     }
     // Data or credit moved: the other end of the wire may go on.
     const RankState& peer = ranks_[s.peer];
-    int k = peer.findChan(r, s.kind != StepKind::Send);
-    if (k >= 0) wake(s.peer, peer.headStep(k));
+    int k = peer.ix->channelOf(r, s.kind != StepKind::Send);
+    if (k >= 0) wake(s.peer, peer.head[k]);
   }
 
   std::string whyWaits(int r, int i, int* nr, int* ni) const {
@@ -231,20 +197,22 @@ class Sim {
     const Step& s = st.s->steps[i];
     const uint64_t c = st.done[i];
     *nr = r;
-    for (int dd : s.deps)
-      if (dd >= 0 && st.chunks[dd] && !depsReady(st, i, c)) {
+    for (int k = 0; k < Step::kMaxDeps; ++k) {
+      const int dd = st.ix->dep(i, k);
+      if (dd >= 0 && st.done[dd] < st.ix->chunksNeeded(i, k, c)) {
         *ni = dd;
         return "waits for its step " + std::to_string(dd);
       }
-    int k = st.chanOf[i];
-    if (k >= 0 && st.headStep(k) != i) {
-      *ni = st.headStep(k);
+    }
+    const int k = st.ix->channel(i);
+    if (k >= 0 && st.head[k] != i) {
+      *ni = st.head[k];
       return "waits for its step " + std::to_string(*ni) + " on the same channel";
     }
     const RankState& peer = ranks_[s.peer];
-    int pk = peer.findChan(r, s.kind != StepKind::Send);
+    const int pk = peer.ix->channelOf(r, s.kind != StepKind::Send);
     *nr = s.peer;
-    *ni = pk >= 0 ? peer.headStep(pk) : -1;
+    *ni = pk >= 0 ? peer.head[pk] : -1;
     std::string who = "rank " + std::to_string(s.peer);
     if (s.kind == StepKind::Send)
       return "has no free slot: " + who +
@@ -263,7 +231,7 @@ class Sim {
       int nr, ni;
       std::string why = whyWaits(r, i, &nr, &ni);
       out += "\n  rank " + std::to_string(r) + " step " + std::to_string(i) + " (chunk " +
-             std::to_string(ranks_[r].done[i]) + " of " + std::to_string(ranks_[r].chunks[i]) +
+             std::to_string(ranks_[r].done[i]) + " of " + std::to_string(ranks_[r].ix->chunks(i)) +
              ") " + why;
       r = nr;
       i = ni;
@@ -274,7 +242,7 @@ class Sim {
   std::string checkFinished() const {
     for (int r = 0; r < P_; ++r)
       for (size_t i = 0; i < ranks_[r].done.size(); ++i)
-        if (ranks_[r].done[i] < ranks_[r].chunks[i]) return deadlock(r, int(i));
+        if (!ranks_[r].finished(int(i))) return deadlock(r, int(i));
     for (auto& [key, w] : wires_)
       if (!w.empty())
         return "rank " + std::to_string(key / P_) + " sent " + std::to_string(w.size()) +
@@ -335,16 +303,25 @@ Status verifySchedules(const OpDesc& d, const std::vector<Schedule>& schedules,
                                 std::to_string(opts.chunkElems) + "): " + m);
   };
   if (report) report->hazardsChecked = opts.hazards;
+  const size_t esize = elementBytes(d);
+  const Chunking chunking{esize, size_t(opts.chunkElems) * esize, {}};
+  std::vector<ScheduleIndex> ix(P);
   for (int r = 0; r < P; ++r) {
+    // Both ends of a channel cut by their schedule's chunkBytes: it must agree.
+    if (schedules[r].chunkBytes != schedules[0].chunkBytes)
+      return fail("rank " + std::to_string(r) + " cuts messages of " +
+                  std::to_string(schedules[r].chunkBytes) + " bytes, rank 0 of " +
+                  std::to_string(schedules[0].chunkBytes) + " (Schedule::chunkBytes)");
     RankMem m = layoutFor(d, P, r, schedules[r].scratchElems);
     std::string e = checkStatic(schedules[r], m, r, P);
     bool checked = false;
+    if (e.empty()) ix[r] = ScheduleIndex(schedules[r], chunking);
     if (e.empty() && opts.hazards)
-      e = checkHazards(schedules[r], m, opts.chunkElems, opts.maxHazardEvents, &checked);
+      e = checkHazards(schedules[r], ix[r], m, opts.maxHazardEvents, &checked);
     if (report && !checked) report->hazardsChecked = false;
     if (!e.empty()) return fail("rank " + std::to_string(r) + " " + e);
   }
-  Sim sim(d, schedules, opts);
+  Sim sim(d, schedules, ix, opts);
   std::string e = sim.run(report);
   return e.empty() ? Status::Ok() : fail(e);
 }

@@ -84,7 +84,8 @@ Status Communicator::Impl::planFor(const OpDesc& d, const Plan** out) {
     if (rank == 0 && sel.candidates.size() > 1)
       LOG_INFO(kLogTune, "%s on %d ranks: %s", d.toString().c_str(), size, sel.describe().c_str());
   }
-  it = plans.emplace(d, Plan::make(algo->build(d, rank, size, layout))).first;
+  const Chunking chunking = executor->env().chunking(dataTypeSize(d.dtype));
+  it = plans.emplace(d, Plan::make(algo->build(d, rank, size, layout), chunking)).first;
   *out = &it->second;
   return Status::Ok();
 }

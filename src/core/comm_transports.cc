@@ -78,6 +78,7 @@ Status Communicator::Impl::connectTransports(Deadline deadline, ExecEnv* env) {
   CHORUS_RETURN_IF_ERROR(chooseTransports(entries, job, rank, config, MemoryKind::Host, &choice));
   env->conns.assign(size_t(size), nullptr);
   env->transportOf.assign(size_t(size), nullptr);
+  env->maxChunkBytesOf.assign(size_t(size), 0);
   env->chunkBytes = choice.chunkBytes;
   costParams.chunkBytes = choice.chunkBytes;
   costParams.windowChunks = config.shmSlots;
@@ -101,6 +102,7 @@ Status Communicator::Impl::connectTransports(Deadline deadline, ExecEnv* env) {
     for (int q : mine) {
       env->conns[size_t(q)] = t->connection(q);
       env->transportOf[size_t(q)] = t.get();
+      env->maxChunkBytesOf[size_t(q)] = t->maxPayloadBytes();
       if (!env->conns[size_t(q)])
         return Status::Internal(std::string(entries[k].name) + " was chosen for rank " +
                                 std::to_string(q) + " but made no connection to it");

@@ -8,28 +8,13 @@ namespace chorus {
 
 Plan Plan::make(Schedule s) {
   Plan p;
-  const int n = int(s.steps.size());
-  p.nextOnChannel.assign(n, -1);
-  std::vector<int> lastSend, lastRecv;  // parallel to p.peers
-  for (int i = 0; i < n; ++i) {
-    const Step& st = s.steps[i];
-    if (st.kind == StepKind::Copy) continue;
-    size_t k = 0;
-    while (k < p.peers.size() && p.peers[k] != st.peer) ++k;
-    if (k == p.peers.size()) {
-      p.peers.push_back(st.peer);
-      p.firstSend.push_back(-1);
-      p.firstRecv.push_back(-1);
-      lastSend.push_back(-1);
-      lastRecv.push_back(-1);
-    }
-    bool isSend = st.kind == StepKind::Send;
-    int& first = isSend ? p.firstSend[k] : p.firstRecv[k];
-    int& last = isSend ? lastSend[k] : lastRecv[k];
-    if (first < 0) first = i;
-    if (last >= 0) p.nextOnChannel[last] = i;
-    last = i;
-  }
+  p.schedule = std::move(s);
+  return p;
+}
+
+Plan Plan::make(Schedule s, const Chunking& c) {
+  Plan p;
+  p.index = ScheduleIndex(s, c);
   p.schedule = std::move(s);
   return p;
 }
@@ -55,17 +40,21 @@ void Executor::start(const Plan& plan, const OpDesc& desc, uint32_t opSeq, RedOp
     expect_.opSeq = 0;
     expect_.root = -1;
   }
-  chunkElems_ = env_.chunkBytes / esize_;
+  index_ = &plan.index;
+  if (!plan.index.built()) {
+    ownIndex_ = ScheduleIndex(plan.schedule, env_.chunking(esize_));
+    index_ = &ownIndex_;
+  }
   first_ = 0;
   state_.assign(steps_->size(), StepState{});
-  for (size_t i = 0; i < steps_->size(); ++i)
-    state_[i].chunks = ((*steps_)[i].count + chunkElems_ - 1) / chunkElems_;
+  for (size_t i = 0; i < steps_->size(); ++i) state_[i].chunks = index_->chunks(int(i));
   if (!lent_.empty()) reclaimLent();  // a failed run left some: that memory is not ours now
-  sendHead_.assign(plan.peers.size(), -1);
-  recvHead_.assign(plan.peers.size(), -1);
-  for (size_t k = 0; k < plan.peers.size(); ++k) {
-    sendHead_[k] = skipDone(plan.firstSend[k]);
-    recvHead_[k] = skipDone(plan.firstRecv[k]);
+  const size_t peers = index_->peers().size();
+  sendHead_.assign(peers, -1);
+  recvHead_.assign(peers, -1);
+  for (size_t k = 0; k < peers; ++k) {
+    sendHead_[k] = skipDone(index_->first(ScheduleIndex::channelId(int(k), true)));
+    recvHead_[k] = skipDone(index_->first(ScheduleIndex::channelId(int(k), false)));
   }
 }
 
@@ -92,30 +81,20 @@ bool Executor::inflightFinished(StepState& st) {
 }
 
 int Executor::skipDone(int i) const {
-  while (i >= 0 && finished(i)) i = plan_->nextOnChannel[i];
+  while (i >= 0 && finished(i)) i = index_->next(i);
   return i;
 }
 
 int Executor::channel(int peer) const {
-  size_t k = 0;
-  while (plan_->peers[k] != peer) ++k;
-  return int(k);
+  return index_->slotOf(peer);
 }
 
 bool Executor::depsReady(int i, uint64_t chunk) const {
-  const Step& s = (*steps_)[i];
-  for (int d : s.deps) {
-    if (d < 0) continue;
-    const StepState& ds = state_[d];
-    bool chunkwise = (*steps_)[d].count == s.count;
-    if (chunkwise ? ds.done <= chunk : ds.done < ds.chunks) return false;
-  }
-  return true;
+  return index_->depsReady(i, chunk, [&](int d) { return state_[d].done; });
 }
 
 uint64_t Executor::chunkCount(int i, uint64_t chunk) const {
-  uint64_t left = (*steps_)[i].count - chunk * chunkElems_;
-  return left < chunkElems_ ? left : chunkElems_;
+  return index_->chunkLen(i, chunk);
 }
 
 bool Executor::advanceSend(int i) {
@@ -130,14 +109,14 @@ bool Executor::advanceSend(int i) {
   bool moved = false;
   while (st.done < st.chunks && depsReady(i, st.done)) {
     h.bytes = uint32_t(chunkCount(i, st.done) * esize_);
-    const MemRef data = src + st.done * chunkElems_ * esize_;
+    const MemRef data = src + index_->chunkBegin(i, st.done) * esize_;
     Completion sent;
     if (!c->postSend(h, data, lent_.size() < kMaxLent ? &sent : nullptr)) break;
     if (!sent.finished()) lent_.push_back({c, sent, s.peer, data.ptr, data.ptr + h.bytes});
     ++st.done;
     moved = true;
   }
-  if (finished(i)) sendHead_[k] = skipDone(plan_->nextOnChannel[i]);
+  if (finished(i)) sendHead_[k] = skipDone(index_->next(i));
   return moved;
 }
 
@@ -172,7 +151,7 @@ bool Executor::advanceRecv(int i, Status* err) {
       *err = mismatch(*h, s.peer);
       return false;
     }
-    const uint64_t off = st.done * chunkElems_ * esize_;
+    const uint64_t off = index_->chunkBegin(i, st.done) * esize_;
     const MemRef to = dst + off;
     if (!lent_.empty() && lentOverlaps(to.ptr, to.ptr + n * esize_)) break;
     Completion done;
@@ -190,7 +169,7 @@ bool Executor::advanceRecv(int i, Status* err) {
     ++st.done;
   }
   if (finished(i))
-    recvHead_[k] = skipDone(plan_->nextOnChannel[i]);
+    recvHead_[k] = skipDone(index_->next(i));
   else if (!reduce)
     postReceives(i, c, dst);
   return moved;
@@ -205,7 +184,7 @@ void Executor::postReceives(int i, Connection* c, MemRef dst) {
   if (st.posted < st.done) st.posted = st.done;
   while (st.posted < st.chunks && st.posted - st.done < window && depsReady(i, st.posted)) {
     const size_t bytes = chunkCount(i, st.posted) * esize_;
-    const MemRef at = dst + st.posted * chunkElems_ * esize_;
+    const MemRef at = dst + index_->chunkBegin(i, st.posted) * esize_;
     if (!lent_.empty() && lentOverlaps(at.ptr, at.ptr + bytes)) return;
     c->postReceive(st.posted - st.done, at, bytes);  // declined: it comes through a slot
     ++st.posted;
@@ -225,7 +204,7 @@ bool Executor::advanceCopy(int i) {
   const MemRef src = ref(s.src);
   const MemRef dst = ref(s.dst);
   if (!src.sameMemory(dst)) {
-    uint64_t begin = st.done * chunkElems_, end = to * chunkElems_;
+    uint64_t begin = index_->chunkBegin(i, st.done), end = index_->chunkBegin(i, to);
     if (end > s.count) end = s.count;
     const MemRef at = dst + begin * esize_;
     const size_t bytes = (end - begin) * esize_;

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "algorithms/schedule.h"
+#include "algorithms/schedule_index.h"
 #include "chorus/status.h"
 #include "common/clock.h"
 #include "core/op_desc.h"
@@ -18,14 +19,16 @@
 
 namespace chorus {
 
-// A Schedule plus the per-channel step order, worked out once when the schedule is cached.
+// A Schedule and its index (channel order, chunks, what each chunk waits for), worked out once
+// when the schedule is cached.
 struct Plan {
   Schedule schedule;
-  std::vector<int> nextOnChannel;  // per step: next step on the same (peer, direction), or -1
-  std::vector<int> peers;          // peers this schedule talks to
-  std::vector<int> firstSend, firstRecv;  // per peer in `peers`: first step on that channel
+  // For the chunking of the executor that runs the plan (ExecEnv::chunking). A plan made
+  // without one is indexed when a run starts: grouped point-to-point, built per call anyway.
+  ScheduleIndex index;
 
   static Plan make(Schedule s);
+  static Plan make(Schedule s, const Chunking& c);
 };
 
 // A run's buffers, bound to memory, and the engine that touches them (all of one kind).
@@ -39,7 +42,8 @@ struct ExecEnv {
   int rank = 0;
   std::vector<Connection*> conns;       // by peer rank
   std::vector<Transport*> transportOf;  // by peer rank: whose connection, for errors
-  size_t chunkBytes = 1 << 20;          // the job's message size
+  size_t chunkBytes = 1 << 20;          // the job's message size: every transport carries it
+  std::vector<size_t> maxChunkBytesOf;  // by peer rank: the most its transport carries, or 0
   Doorbell* doorbell = nullptr;         // slept on when idle; null: spin only
   // Set when the communicator has an error, or a transport suspects one.
   const std::atomic<bool>* failed = nullptr;
@@ -48,6 +52,11 @@ struct ExecEnv {
   std::function<Status()> failure;
   std::function<bool(int)> peerLeft;  // has this peer left the job cleanly?
   int64_t spinNs = 50000;
+
+  // How this job cuts a schedule whose elements are `elementBytes` long.
+  Chunking chunking(size_t elementBytes) const {
+    return {elementBytes, chunkBytes, maxChunkBytesOf};
+  }
 };
 
 class Executor {
@@ -119,6 +128,8 @@ class Executor {
   ExecEnv env_;
   // The current run.
   const Plan* plan_ = nullptr;
+  const ScheduleIndex* index_ = nullptr;  // the plan's, or ownIndex_ when it has none
+  ScheduleIndex ownIndex_;
   const std::vector<Step>* steps_ = nullptr;
   OpDesc desc_;
   RedOp op_ = RedOp::Sum;
@@ -126,7 +137,6 @@ class Executor {
   DataEngine* engine_ = nullptr;
   Deadline deadline_ = Deadline::never();
   size_t esize_ = 1;
-  uint64_t chunkElems_ = 1;
   bool p2p_ = false;
   WireHeader expect_{};
   size_t first_ = 0;  // steps before this are all done

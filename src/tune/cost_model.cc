@@ -6,6 +6,8 @@
 #include <map>
 #include <queue>
 
+#include "algorithms/schedule_index.h"
+
 namespace chorus {
 
 namespace {
@@ -34,6 +36,7 @@ struct StepInfo {
 
 struct Dependent {
   int step;
+  int slot;  // which of its dependencies this is
   bool chunkwise;
 };
 
@@ -129,11 +132,13 @@ double engineWork(const OpDesc& d, const topo::Topology& topo, const Place& pl, 
   return 0;
 }
 
-size_t elementSize(const OpDesc& d) {
-  return d.coll == Collective::Send || d.coll == Collective::Recv ? 1 : dataTypeSize(d.dtype);
+Chunking chunkingOf(const OpDesc& d, const CostParams& p) {
+  const size_t esize = elementBytes(d);
+  return {esize, p.chunkBytes, {}};
 }
 
 struct RankInfo : Place {
+  ScheduleIndex ix;
   std::vector<StepInfo> steps;
   std::vector<Dependent> dependents;
 };
@@ -202,47 +207,38 @@ struct Walk {
 
   // Pieces per step and the channel links; returns false when a send has no receive.
   bool layOut() {
-    const size_t esize = elementSize(d);
-    const uint64_t chunkElems = std::max<uint64_t>(1, p.chunkBytes / esize);
-    auto chunksOf = [&](const Step& s) { return (s.count + chunkElems - 1) / chunkElems; };
+    const size_t esize = elementBytes(d);
+    const Chunking chunking = chunkingOf(d, p);
     uint64_t total = 0;
-    for (const Schedule& s : sched)
-      for (const Step& st : s.steps)
-        total += std::clamp<uint64_t>(chunksOf(st), 1, uint64_t(p.maxPiecesPerStep));
+    for (int r = 0; r < n; ++r) {
+      ranks[r].ix = ScheduleIndex(sched[r], chunking);
+      for (int i = 0; i < ranks[r].ix.steps(); ++i)
+        total += std::clamp<uint64_t>(ranks[r].ix.chunks(i), 1, uint64_t(p.maxPiecesPerStep));
+    }
     int maxPieces = p.maxPiecesPerStep;
     if (total > p.pieceBudget)
       maxPieces = int(std::max<uint64_t>(1, maxPieces * p.pieceBudget / total));
 
     uint32_t next = 0;
-    // Per (from, to): the sends in order; per (to, from): the receives in order.
-    std::map<std::pair<int, int>, std::vector<int>> sends, recvs;
     for (int r = 0; r < n; ++r) {
       const std::vector<Step>& steps = sched[r].steps;
       RankInfo& ri = ranks[r];
       ri.steps.resize(steps.size());
-      std::map<std::pair<int, bool>, int> lastOnChannel;
       std::vector<std::vector<Dependent>> deps(steps.size());
       for (size_t i = 0; i < steps.size(); ++i) {
         const Step& st = steps[i];
         StepInfo& si = ri.steps[i];
-        const uint64_t chunks = chunksOf(st);
+        const uint64_t chunks = ri.ix.chunks(int(i));
         si.pieces = int(std::clamp<uint64_t>(chunks, 1, uint64_t(maxPieces)));
         si.firstPiece = next;
         next += si.pieces;
         si.bytesPerPiece = double(st.count) * esize / si.pieces;
         si.chunksPerPiece = double(chunks) / si.pieces;
-        if (st.kind != StepKind::Copy) {
-          const bool out = st.kind == StepKind::Send;
-          auto [it, fresh] = lastOnChannel.emplace(std::make_pair(st.peer, out), int(i));
-          if (!fresh) {
-            ri.steps[it->second].nextOnChannel = int(i);
-            it->second = int(i);
-          }
-          (out ? sends[{r, st.peer}] : recvs[{st.peer, r}]).push_back(int(i));
-        }
-        for (int dep : st.deps)
-          if (dep >= 0) deps[dep].push_back({int(i), steps[dep].count == st.count});
-        describeOperands(steps, int(i), &si, ri.steps);
+        si.nextOnChannel = ri.ix.next(int(i));
+        for (int k = 0; k < Step::kMaxDeps; ++k)
+          if (ri.ix.dep(int(i), k) >= 0)
+            deps[ri.ix.dep(int(i), k)].push_back({int(i), k, ri.ix.chunkwise(int(i), k)});
+        describeOperands(steps, ri.ix, int(i), &si, ri.steps);
       }
       for (size_t i = 0; i < steps.size(); ++i) {
         ri.steps[i].firstDependent = uint32_t(ri.dependents.size());
@@ -250,16 +246,23 @@ struct Walk {
         ri.steps[i].endDependent = uint32_t(ri.dependents.size());
       }
     }
-    for (auto& [pair, list] : sends) {
-      auto it = recvs.find(pair);
-      if (it == recvs.end() || it->second.size() < list.size()) return false;
-      for (size_t k = 0; k < list.size(); ++k) {
-        StepInfo& send = ranks[pair.first].steps[list[k]];
-        StepInfo& recv = ranks[pair.second].steps[it->second[k]];
-        send.match = it->second[k];
-        send.window = 1 + std::max(1, int(p.windowChunks / std::max(1.0, send.chunksPerPiece)));
-        recv.sender = pair.first;
-        recv.sentBy = list[k];
+    // The k-th send on a channel meets the k-th receive on its other end.
+    for (int r = 0; r < n; ++r) {
+      const ScheduleIndex& ix = ranks[r].ix;
+      for (int slot = 0; slot < int(ix.peers().size()); ++slot) {
+        const int q = ix.peers()[slot];
+        const int theirs = ranks[q].ix.channelOf(r, false);
+        int recv = theirs < 0 ? -1 : ranks[q].ix.first(theirs);
+        for (int i = ix.first(ScheduleIndex::channelId(slot, true)); i >= 0; i = ix.next(i)) {
+          if (recv < 0) return false;
+          StepInfo& send = ranks[r].steps[i];
+          StepInfo& rs = ranks[q].steps[recv];
+          send.match = recv;
+          send.window = 1 + std::max(1, int(p.windowChunks / std::max(1.0, send.chunksPerPiece)));
+          rs.sender = r;
+          rs.sentBy = i;
+          recv = ranks[q].ix.next(recv);
+        }
       }
     }
 
@@ -277,15 +280,15 @@ struct Walk {
           pieceStep[si.firstPiece + k] = int(i);
           // Piece k > 0 follows piece k - 1, which carries the whole-step waits below.
           waiting[si.firstPiece + k] += k > 0;
-          waiting[si.firstPiece + k] += si.match >= 0 && k >= si.window;  // a free slot
-          if (steps[i].kind == StepKind::Recv || steps[i].kind == StepKind::RecvReduce)
+          waiting[si.firstPiece + k] += si.match >= 0 && k >= si.window;      // a free slot
+          if (steps[i].kind != StepKind::Send && ri.ix.channel(int(i)) >= 0)  // its message
             ++waiting[si.firstPiece + k];
         }
         if (si.nextOnChannel >= 0) ++waiting[ri.steps[si.nextOnChannel].firstPiece];
         for (uint32_t j = si.firstDependent; j < si.endDependent; ++j) {
           const Dependent& dep = ri.dependents[j];
           const StepInfo& di = ri.steps[dep.step];
-          if (dep.chunkwise)
+          if (dep.chunkwise)  // each piece waits for one piece of it (piecesWaiting)
             for (int k = 0; k < di.pieces; ++k) ++waiting[di.firstPiece + k];
           else
             ++waiting[di.firstPiece];
@@ -296,15 +299,16 @@ struct Walk {
   }
 
   // Fills the memory model's fields of step i (its dependencies are laid out already).
-  void describeOperands(const std::vector<Step>& steps, int i, StepInfo* si,
-                        const std::vector<StepInfo>& laid) const {
+  void describeOperands(const std::vector<Step>& steps, const ScheduleIndex& ix, int i,
+                        StepInfo* si, const std::vector<StepInfo>& laid) const {
     const Step& st = steps[i];
     const bool copy = st.kind == StepKind::Copy && !sameMemory(d, st);
     si->readsSrc = st.kind == StepKind::Send || st.kind == StepKind::RecvReduce || copy;
     si->writesDst = st.kind == StepKind::Recv || st.kind == StepKind::RecvReduce || copy;
     si->dstIsSrc = st.kind == StepKind::RecvReduce && sameMemory(d, st);
-    for (int dep : st.deps) {
-      if (dep < 0 || steps[dep].count != st.count) continue;  // not chunkwise: long done
+    for (int k = 0; k < Step::kMaxDeps; ++k) {
+      const int dep = ix.dep(i, k);
+      if (dep < 0 || !ix.chunkwise(i, k)) continue;  // not chunkwise: long done
       const Step& ds = steps[dep];
       const StepInfo& di = laid[dep];
       auto touched = [&](BufRef r) {
@@ -323,7 +327,7 @@ struct Walk {
     hostTouched.assign(hosts, 0);
     if (topo.missGBs <= 0) return;
     std::vector<double> bytes(hosts, 0);
-    const double esize = double(elementSize(d));
+    const double esize = double(elementBytes(d));
     for (int r = 0; r < n; ++r) {
       if (ranks[r].host < 0) continue;
       std::map<BufferId, uint64_t> extent;  // per buffer: the end of what the rank touches
@@ -391,6 +395,37 @@ struct Walk {
     turns.push({at, r});
   }
 
+  // The piece of step i that piece j of its chunkwise dependent waits for: the one holding the
+  // last chunk that piece needs (the index says which). Piece j of P pieces of a step of C chunks
+  // ends with chunk ceil((j + 1) C / P) - 1, and chunk x is in piece floor(x P / C).
+  int neededPiece(const RankInfo& ri, int i, const Dependent& dep, int j) const {
+    const StepInfo& si = ri.steps[i];
+    if (ri.ix.chunkElems(i) == ri.ix.chunkElems(dep.step)) return std::min(j, si.pieces - 1);
+    const uint64_t c = ri.ix.chunks(dep.step), pieces = uint64_t(ri.steps[dep.step].pieces);
+    const uint64_t last = ((uint64_t(j) + 1) * c + pieces - 1) / pieces - 1;
+    const uint64_t need = ri.ix.chunksNeeded(dep.step, dep.slot, last);
+    return int((need - 1) * uint64_t(si.pieces) / ri.ix.chunks(i));
+  }
+
+  // Piece k of step i is done: its chunkwise dependent's pieces that waited for it may go.
+  void releaseChunkwise(const RankInfo& ri, int i, const Dependent& dep, int k, double done) {
+    const StepInfo& di = ri.steps[dep.step];
+    if (ri.ix.chunkElems(i) == ri.ix.chunkElems(dep.step)) {  // cut alike: piece k for piece k
+      release(di.firstPiece + std::min(k, di.pieces - 1), done);
+      return;
+    }
+    int lo = 0, hi = di.pieces;  // the first piece that needs piece k or a later one
+    while (lo < hi) {
+      const int mid = (lo + hi) / 2;
+      if (neededPiece(ri, i, dep, mid) < k)
+        lo = mid + 1;
+      else
+        hi = mid;
+    }
+    for (int j = lo; j < di.pieces && neededPiece(ri, i, dep, j) == k; ++j)
+      release(di.firstPiece + j, done);
+  }
+
   void execute(uint32_t piece, double start) {
     const int r = pieceRank[piece], i = pieceStep[piece];
     const Step& st = sched[r].steps[i];
@@ -417,7 +452,7 @@ struct Walk {
       const Dependent& dep = ri.dependents[j];
       const StepInfo& di = ri.steps[dep.step];
       if (dep.chunkwise)
-        release(di.firstPiece + std::min(k, di.pieces - 1), done);
+        releaseChunkwise(ri, i, dep, k, done);
       else if (k + 1 == si.pieces)
         release(di.firstPiece, done);
     }
@@ -494,35 +529,28 @@ double lowerBoundTime(const OpDesc& d, int size, const std::vector<int>& ranks,
                       const CostParams& p) {
   if (size <= 0 || ranks.empty()) return 0;
   const Placement place = placeRanks(topo, size);
-  const size_t esize = elementSize(d);
-  const uint64_t chunkElems = std::max<uint64_t>(1, p.chunkBytes / esize);
+  const size_t esize = elementBytes(d);
+  const Chunking chunking = chunkingOf(d, p);
   const double inf = std::numeric_limits<double>::infinity();
   double bound = 0;
   for (size_t i = 0; i < ranks.size() && i < schedules.size(); ++i) {
     const int r = ranks[i];
     const Place& pl = place.ranks.at(r);
     const std::vector<Step>& steps = schedules[i].steps;
+    const ScheduleIndex ix(schedules[i], chunking);
     std::vector<uint8_t> afterRecv(steps.size(), 0);
-    std::map<std::pair<int, bool>, int> lastOnChannel;
     double all = 0, late = 0, nicBytes = 0, firstArrival = inf;
-    for (size_t k = 0; k < steps.size(); ++k) {
+    for (int k = 0; k < int(steps.size()); ++k) {
       const Step& st = steps[k];
-      const bool recv = st.kind == StepKind::Recv || st.kind == StepKind::RecvReduce;
+      // A receive that waits for a message (an empty step waits for nothing).
+      const bool recv = st.kind != StepKind::Send && ix.channel(k) >= 0;
       const PathClass pc = st.kind == StepKind::Copy ? PathClass::Self : pathOf(topo, r, st.peer);
       const double bytes = double(st.count) * esize;
-      const double chunks = double((st.count + chunkElems - 1) / chunkElems);
-      const double work = engineWork(d, topo, pl, st, pc, bytes, chunks);
+      const double work = engineWork(d, topo, pl, st, pc, bytes, double(ix.chunks(k)));
       bool after = recv;
-      for (int dep : st.deps)
-        if (dep >= 0 && size_t(dep) < k) after = after || afterRecv[dep];
-      if (st.kind != StepKind::Copy) {
-        auto [it, fresh] =
-            lastOnChannel.emplace(std::make_pair(st.peer, st.kind == StepKind::Send), int(k));
-        if (!fresh) {
-          after = after || afterRecv[it->second];
-          it->second = int(k);
-        }
-      }
+      for (int j = 0; j < Step::kMaxDeps; ++j)
+        if (ix.dep(k, j) >= 0) after = after || afterRecv[ix.dep(k, j)];
+      if (ix.prev(k) >= 0) after = after || afterRecv[ix.prev(k)];
       afterRecv[k] = after;
       if (recv)
         firstArrival = std::min(firstArrival, topo.link(pathOf(topo, st.peer, r)).latencyUs);
