@@ -51,6 +51,7 @@ struct Communicator::Impl {
   AlgoOverride algoOverride;
   // The algorithm chosen per (collective, root, size class): chosen once, logged once.
   std::map<std::tuple<Collective, int, int>, const Algorithm*> choices;
+  std::map<std::tuple<Collective, int, int>, size_t> chunkChoices;  // Selection::chunkBytes
   std::unordered_map<OpDesc, Plan, OpDescHash> plans;
   uint32_t opSeq = 0;  // collectives issued so far; travels in every message header
   ScratchBuffer scratch, staging;

@@ -81,11 +81,16 @@ Status Communicator::Impl::planFor(const OpDesc& d, const Plan** out) {
       return st.withContext("rank " + std::to_string(rank));
     }
     algo = sel.chosen;
+    chunkChoices[key] = sel.chunkBytes;
     if (rank == 0 && sel.candidates.size() > 1)
       LOG_INFO(kLogTune, "%s on %d ranks: %s", d.toString().c_str(), size, sel.describe().c_str());
   }
+  // Every rank makes the same choices in the same order, so both ends of each channel cut
+  // their steps alike.
+  Schedule s = algo->build(d, rank, size, layout);
+  s.chunkBytes = chunkChoices[key];
   const Chunking chunking = executor->env().chunking(dataTypeSize(d.dtype));
-  it = plans.emplace(d, Plan::make(algo->build(d, rank, size, layout), chunking)).first;
+  it = plans.emplace(d, Plan::make(std::move(s), chunking)).first;
   *out = &it->second;
   return Status::Ok();
 }

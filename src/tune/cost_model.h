@@ -36,7 +36,14 @@
 namespace chorus {
 
 struct CostParams {
-  size_t chunkBytes = 128 << 10;   // the transport's message size
+  size_t chunkBytes = 128 << 10;  // the transport's message size
+  // The smallest message the selector may cut a schedule into (Schedule::chunkBytes), or 0:
+  // every schedule keeps chunkBytes. Otherwise it also predicts the chosen algorithm at
+  // chunkBytes / 2, / 4, ... down to this, and keeps the fastest if it beats chunkBytes by
+  // chunkGain: more messages pipeline a step through a chain of ranks sooner, at a per-message
+  // cost.
+  size_t minChunkBytes = 0;
+  double chunkGain = 0.05;
   int windowChunks = 8;            // messages in flight per channel (the shm slots per pair)
   uint64_t pieceBudget = 1 << 20;  // pieces walked at most, all ranks together
   int maxPiecesPerStep = 64;

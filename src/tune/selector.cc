@@ -5,14 +5,26 @@
 #include <cstdio>
 #include <limits>
 
+#include "algorithms/schedule_index.h"
+
 namespace chorus {
 
 std::vector<Schedule> buildAllRanks(const Algorithm& a, const OpDesc& d, int size,
-                                    const RankLayout& layout) {
+                                    const RankLayout& layout, size_t chunkBytes) {
   std::vector<Schedule> out;
   out.reserve(size);
-  for (int r = 0; r < size; ++r) out.push_back(a.build(d, r, size, layout));
+  for (int r = 0; r < size; ++r) {
+    out.push_back(a.build(d, r, size, layout));
+    out.back().chunkBytes = chunkBytes;
+  }
   return out;
+}
+
+Schedule buildSelected(const Selection& sel, const OpDesc& d, int rank, int size,
+                       const RankLayout& layout) {
+  Schedule s = sel.chosen->build(d, rank, size, layout);
+  s.chunkBytes = sel.chunkBytes;
+  return s;
 }
 
 RankLayout layoutFromTopology(const topo::Topology& t, int size) {
@@ -47,6 +59,28 @@ double walkCostEstimate(const std::vector<Schedule>& some, int size) {
 }
 }  // namespace
 
+namespace {
+// The chunk size for the chosen candidate: the transports' unless a smaller power-of-two
+// fraction of it is predicted faster by params.chunkGain. Only where a step spans several
+// messages at the transports' size is there pipelining to gain, so small calls walk nothing.
+size_t chooseChunk(const OpDesc& d, int size, const RankLayout& layout, const topo::Topology& topo,
+                   const CostParams& params, const Candidate& best) {
+  if (!params.minChunkBytes || !std::isfinite(best.predictedUs) || best.predictedUs <= 0) return 0;
+  const uint64_t bytes = d.count * elementBytes(d);
+  if (bytes < 2 * params.chunkBytes) return 0;
+  const double bar = best.predictedUs * (1 - params.chunkGain);
+  size_t chosen = 0;
+  double fastest = bar;
+  for (size_t c = params.chunkBytes / 2; c >= params.minChunkBytes && c >= elementBytes(d);
+       c /= 2) {
+    const double us =
+        predictTime(d, buildAllRanks(*best.algorithm, d, size, layout, c), topo, params);
+    if (us < fastest) fastest = us, chosen = c;
+  }
+  return chosen;
+}
+}  // namespace
+
 std::string Selection::describe() const {
   std::string s;
   char buf[96];
@@ -62,6 +96,8 @@ std::string Selection::describe() const {
       snprintf(buf, sizeof buf, "%s %.1f us", c.algorithm->name, c.predictedUs);
     s += buf;
     if (c.algorithm == chosen) s += forced ? " (forced)" : " (picked)";
+    if (c.algorithm == chosen && chunkBytes)
+      s += " in " + std::to_string(chunkBytes) + "-byte chunks";
   }
   return s;
 }
@@ -137,6 +173,7 @@ Status selectAlgorithm(const OpDesc& d, int size, const RankLayout& layout,
   if (sel.candidates.empty() || sel.candidates[0].unavailable)
     return Status::Internal("no algorithm can run " + d.toString());
   sel.chosen = sel.candidates[0].algorithm;
+  sel.chunkBytes = chooseChunk(d, size, layout, topo, params, sel.candidates[0]);
   *out = std::move(sel);
   return Status::Ok();
 }

@@ -25,6 +25,8 @@ struct Candidate {
 
 struct Selection {
   const Algorithm* chosen = nullptr;
+  // The message size its schedules carry (Schedule::chunkBytes; 0: the transports').
+  size_t chunkBytes = 0;
   bool forced = false;  // by the override; no predictions were made then
   // Fastest predicted first, then the skipped ones by bound, unavailable ones last.
   std::vector<Candidate> candidates;
@@ -32,9 +34,13 @@ struct Selection {
   std::string describe() const;
 };
 
-// Every rank's schedule of `a` for `d` (what the verifier and the cost model walk).
+// Every rank's schedule of `a` for `d` (what the verifier and the cost model walk), each cut
+// into messages of `chunkBytes` (0: the transports' size).
 std::vector<Schedule> buildAllRanks(const Algorithm& a, const OpDesc& d, int size,
-                                    const RankLayout& layout);
+                                    const RankLayout& layout, size_t chunkBytes = 0);
+// What a selection runs on `rank`: its algorithm's schedule, with its chunk size.
+Schedule buildSelected(const Selection& sel, const OpDesc& d, int rank, int size,
+                       const RankLayout& layout);
 // Which host each rank is on, as the topology says (one host when it places fewer ranks).
 RankLayout layoutFromTopology(const topo::Topology& t, int size);
 
