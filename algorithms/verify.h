@@ -25,8 +25,10 @@
 namespace chorus {
 
 struct VerifyOptions {
-  uint64_t chunkElems = 1;  // elements per message (the executor's transport payload)
-  int slots = 1;            // messages in flight per channel before a send must wait
+  // Elements per message that every transport carries (the executor's job-wide size); a
+  // schedule's own Schedule::chunkBytes cuts within it.
+  uint64_t chunkElems = 1;
+  int slots = 1;  // messages in flight per channel before a send must wait
   bool hazards = true;
   uint64_t maxHazardEvents = 1 << 12;  // per rank; larger schedules skip the hazard proof
 };

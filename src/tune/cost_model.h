@@ -1,10 +1,11 @@
 // The cost model: predicts how long a set of schedules (one per rank) takes, by walking them
 // with a link model instead of a network. It is a small discrete-event simulation of the
 // executor:
-// - Each step is cut into pieces (groups of transport chunks, at most maxPiecesPerStep) so
-//   that chunk pipelining shows; piece k of a step waits for piece k-1, for piece k of a
-//   same-count dependency (chunkwise, as the executor does) or all of another dependency, for
-//   the previous step on the same channel, and a receive for the matching send piece.
+// - Each step is cut into pieces (groups of its chunks, as algorithms/schedule_index.h cuts
+//   them, at most maxPiecesPerStep) so that chunk pipelining shows; piece k of a step waits for
+//   piece k-1, for the piece of a same-count dependency that holds its elements (chunkwise, as
+//   the executor does: piece k when both are cut alike) or all of another dependency, for the
+//   previous step on the same channel, and a receive for the matching send piece.
 // - Each rank has one engine (the executor is one thread): it does its pieces one at a time.
 //   Within a host a send costs bytes / link bandwidth on the sender (the copy into the shared
 //   slot), a receive the same on the receiver, a receive-reduce bytes / reducer rate; every

@@ -57,9 +57,7 @@ double walkCostEstimate(const std::vector<Schedule>& some, int size) {
   for (const Schedule& s : some) steps = std::max(steps, s.steps.size());
   return double(steps) * size;
 }
-}  // namespace
 
-namespace {
 // The chunk size for the chosen candidate: the transports' unless a smaller power-of-two
 // fraction of it is predicted faster by params.chunkGain. Only where a step spans several
 // messages at the transports' size is there pipelining to gain, so small calls walk nothing.
