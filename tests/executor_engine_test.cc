@@ -151,5 +151,21 @@ TEST(ExecutorEngine, ARunIsNotDoneWhileTheEngineWorks) {
   EXPECT_EQ(f.out[7], 5.0f);
 }
 
+// The same call cut into messages of another size (the two ranks disagree on the chunk size)
+// is named as that, not as a different call.
+TEST(ExecutorEngine, AMessageCutDifferentlyIsNamedAsSuch) {
+  Fixture f;
+  Schedule s;
+  s.recv(1, output(), Fixture::kCount);
+  f.start(s, Collective::Broadcast);
+  f.header.bytes /= 2;
+  f.deliver(1.0f);
+  Status err;
+  EXPECT_EQ(f.executor->poll(&err), Executor::Poll::Failed);
+  EXPECT_NE(err.message().find("into messages of different sizes (1024 bytes expected here, 512"),
+            std::string::npos)
+      << err.toString();
+}
+
 }  // namespace
 }  // namespace chorus

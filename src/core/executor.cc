@@ -148,7 +148,7 @@ bool Executor::advanceRecv(int i, Status* err) {
     if (!h) break;
     const uint64_t n = chunkCount(i, st.done);
     if (!headerMatches(*h, s, n)) {
-      *err = mismatch(*h, s.peer);
+      *err = mismatch(*h, s, n * esize_);
       return false;
     }
     const uint64_t off = index_->chunkBegin(i, st.done) * esize_;
@@ -352,7 +352,18 @@ Status Executor::run(const Plan& plan, const OpDesc& desc, uint32_t opSeq, RedOp
   }
 }
 
-Status Executor::mismatch(const WireHeader& got, int peer) const {
+Status Executor::mismatch(const WireHeader& got, const Step& s, uint64_t expectBytes) const {
+  const int peer = s.peer;
+  // Everything agrees but the message's size: the two ranks cut the same call differently.
+  if (got.bytes != expectBytes && got.opSeq == expect_.opSeq && got.coll == expect_.coll &&
+      got.dtype == expect_.dtype && got.root == expect_.root &&
+      got.count == (p2p_ ? s.count : expect_.count))
+    return Status::InvalidUsage(
+        "rank " + std::to_string(env_.rank) + " and rank " + std::to_string(peer) +
+        " cut the same call, " + desc_.toString() + ", into messages of different sizes (" +
+        std::to_string(expectBytes) + " bytes expected here, " + std::to_string(got.bytes) +
+        " arrived over " + transportName(peer) +
+        "). Set CHORUS_SHM_SLOT_BYTES and CHORUS_TCP_CHUNK_BYTES alike on every rank");
   OpDesc theirs;
   theirs.coll = Collective(got.coll);
   theirs.dtype = DataType(got.dtype);

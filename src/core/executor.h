@@ -118,7 +118,7 @@ class Executor {
   bool lentPending();                                     // drops the returned ones
   bool lentOverlaps(const char* begin, const char* end);  // ... then checks the rest
   bool headerMatches(const WireHeader& h, const Step& s, uint64_t n) const;
-  Status mismatch(const WireHeader& got, int peer) const;
+  Status mismatch(const WireHeader& got, const Step& s, uint64_t expectBytes) const;
   std::string blockedOn() const;  // the call and the first step still waiting, for errors
   Status waitingError() const;
   int departedPeer() const;  // a peer an unfinished step needs that has left, or -1
