@@ -10,9 +10,8 @@
 #include <functional>
 #include <vector>
 
-#include "core/executor.h"
 #include "engine/cpu_engine.h"
-#include "harness/held_connection.h"
+#include "harness/one_peer_executor.h"
 
 namespace chorus {
 namespace {
@@ -54,34 +53,19 @@ class DeferredEngine final : public DataEngine {
   uint64_t finished_ = 0;
 };
 
-struct Fixture {
-  Fixture() : conn(0) {
-    ExecEnv env;
-    env.rank = 0;
-    env.conns = {nullptr, &conn};
-    env.failed = &failed;
-    env.failure = [] { return Status::Ok(); };
-    executor = std::make_unique<Executor>(std::move(env));
-  }
+struct Fixture : OnePeerExecutor {
+  static constexpr uint32_t kCount = 256;
+  Fixture() : OnePeerExecutor(0, kCount, 1.0f, 0.0f) {}
   void start(Schedule s, Collective coll) {
-    plan = Plan::make(std::move(s));
     OpDesc d;
     d.coll = coll;
     d.count = kCount;
     d.root = coll == Collective::AllReduce ? -1 : 0;
-    bufs.input = MemRef::host(in.data());
-    bufs.output = MemRef::host(out.data());
-    bufs.engine = &engine;
-    executor->start(plan, d, 0, RedOp::Sum, bufs, Deadline::after(10));
+    OnePeerExecutor::start(std::move(s), d, &engine);
     header = WireHeader{d.count,       0, d.root, kCount * 4, uint8_t(d.coll), uint8_t(d.dtype),
                         uint8_t(d.op), 0};
   }
-  Executor::Poll poll() {
-    Status err;
-    Executor::Poll p = executor->poll(&err);
-    EXPECT_TRUE(err.ok()) << err.toString();
-    return p;
-  }
+  // A message from the peer: the whole step's elements, all `value`.
   void deliver(float value) {
     std::vector<char> bytes(kCount * 4);
     std::vector<float> v(kCount, value);
@@ -89,15 +73,8 @@ struct Fixture {
     conn.inbox.push_back({header, bytes});
   }
 
-  static constexpr uint32_t kCount = 256;
-  std::atomic<bool> failed{false};
-  HeldConnection conn;
   DeferredEngine engine;
-  std::unique_ptr<Executor> executor;
-  Plan plan;
-  ExecBuffers bufs;
   WireHeader header{};
-  std::vector<float> in = std::vector<float>(kCount, 1.0f), out = std::vector<float>(kCount, 0);
 };
 
 TEST(ExecutorEngine, AReceiveHoldsItsMessageUntilTheEngineHasReducedIt) {

@@ -9,48 +9,16 @@
 #include <atomic>
 #include <vector>
 
-#include "core/executor.h"
-#include "harness/held_connection.h"
+#include "harness/one_peer_executor.h"
 
 namespace chorus {
 namespace {
 
-struct Fixture {
-  explicit Fixture(size_t lendFrom) : conn(lendFrom) {
-    ExecEnv env;
-    env.rank = 0;
-    env.conns = {nullptr, &conn};
-    env.failed = &failed;
-    env.failure = [] { return Status::Ok(); };
-    executor = std::make_unique<Executor>(std::move(env));
-  }
+struct Fixture : OnePeerExecutor {
+  explicit Fixture(size_t lendFrom) : OnePeerExecutor(lendFrom, 1024, 1.0f, 2.0f) {}
   void start(Schedule s, const OpDesc& d) {
-    plan = Plan::make(std::move(s));
-    bufs.input = MemRef::host(in.data());
-    bufs.output = MemRef::host(out.data());
-    bufs.engine = engineFor(MemoryKind::Host);
-    executor->start(plan, d, 0, RedOp::Sum, bufs, Deadline::after(10));
+    OnePeerExecutor::start(std::move(s), d, engineFor(MemoryKind::Host));
   }
-  Executor::Poll poll() {
-    Status err;
-    Executor::Poll p = executor->poll(&err);
-    EXPECT_TRUE(err.ok()) << err.toString();
-    return p;
-  }
-
-  // A pass that finishes the last step reports Moved; the next one Done.
-  bool finishesWithin(int polls) {
-    for (int i = 0; i < polls; ++i)
-      if (poll() == Executor::Poll::Done) return true;
-    return false;
-  }
-
-  std::atomic<bool> failed{false};
-  HeldConnection conn;
-  std::unique_ptr<Executor> executor;
-  Plan plan;
-  ExecBuffers bufs;
-  std::vector<float> in = std::vector<float>(1024, 1.0f), out = std::vector<float>(1024, 2.0f);
 };
 
 OpDesc bcastOf(uint64_t count) {
