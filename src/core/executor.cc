@@ -354,16 +354,17 @@ Status Executor::run(const Plan& plan, const OpDesc& desc, uint32_t opSeq, RedOp
 
 Status Executor::mismatch(const WireHeader& got, const Step& s, uint64_t expectBytes) const {
   const int peer = s.peer;
-  // Everything agrees but the message's size: the two ranks cut the same call differently.
+  // Everything agrees but the message's size: the two ranks run the same call differently.
   if (got.bytes != expectBytes && got.opSeq == expect_.opSeq && got.coll == expect_.coll &&
-      got.dtype == expect_.dtype && got.root == expect_.root &&
+      got.dtype == expect_.dtype && got.root == expect_.root && got.op == expect_.op &&
       got.count == (p2p_ ? s.count : expect_.count))
     return Status::InvalidUsage(
         "rank " + std::to_string(env_.rank) + " and rank " + std::to_string(peer) +
         " cut the same call, " + desc_.toString() + ", into messages of different sizes (" +
         std::to_string(expectBytes) + " bytes expected here, " + std::to_string(got.bytes) +
         " arrived over " + transportName(peer) +
-        "). Set CHORUS_SHM_SLOT_BYTES and CHORUS_TCP_CHUNK_BYTES alike on every rank");
+        "): they chose different algorithms or chunk sizes. Give every rank the same "
+        "CHORUS_ALGO, CHORUS_TUNE_FILE and CHORUS_*_BYTES settings");
   OpDesc theirs;
   theirs.coll = Collective(got.coll);
   theirs.dtype = DataType(got.dtype);
