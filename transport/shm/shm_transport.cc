@@ -107,7 +107,7 @@ class ShmTransport::ShmConnection final : public Connection {
       return Status::Unsupported(std::string("shm: one-sided ") + what + " to " + peerName() +
                                  ": the kernel refused cross-memory access to its process at "
                                  "set-up (Yama ptrace_scope, or a seccomp filter)");
-    if (remote.kind != MemoryKind::Registered || remote.key != uint64_t(peerPid_))
+    if (remote.kind != MemoryKind::Registered || remote.key != uint32_t(peerPid_))
       return Status::InvalidArgument(std::string("shm: one-sided ") + what + " to " + peerName() +
                                      ": the remote buffer was not registered by that rank's shm "
                                      "transport (ShmTransport::registerMemory)");
@@ -262,7 +262,7 @@ Status ShmTransport::registerMemory(MemRef local, size_t, MemRef* remote) {
                                    memoryKindName(local.kind) + " for one-sided access");
   // The kernel checks every access against the process's mappings, so the process id is all
   // a peer needs besides the address.
-  *remote = MemRef{local.ptr, MemoryKind::Registered, -1, uint64_t(getpid())};
+  *remote = MemRef{local.ptr, uint32_t(getpid()), -1, MemoryKind::Registered};
   return Status::Ok();
 }
 
