@@ -27,6 +27,7 @@ void Executor::start(const Plan& plan, const OpDesc& desc, uint32_t opSeq, RedOp
   op_ = reduceOp;
   bufs_ = &bufs;
   engine_ = bufs.engine;
+  cpu_ = engine_ == &CpuEngine::get() ? &CpuEngine::get() : nullptr;
   deadline_ = deadline;
   esize_ = dataTypeSize(desc.dtype);
   p2p_ = desc.coll == Collective::Send || desc.coll == Collective::Recv;
@@ -156,9 +157,9 @@ bool Executor::advanceRecv(int i, Status* err) {
     if (!lent_.empty() && lentOverlaps(to.ptr, to.ptr + n * esize_)) break;
     Completion done;
     if (reduce)
-      done = engine_->reduce(desc_.dtype, op_, to, local + off, MemRef::host(payload), n);
+      done = engineReduce(to, local + off, MemRef::host(payload), n);
     else if (payload != to.ptr)  // else it landed in place (postReceive)
-      done = engine_->copy(to, MemRef::host(payload), h->bytes);
+      done = engineCopy(to, MemRef::host(payload), h->bytes);
     moved = true;
     if (!done.finished()) {  // the message stays until the engine has read it
       st.inflight = done;
@@ -209,7 +210,7 @@ bool Executor::advanceCopy(int i) {
     const MemRef at = dst + begin * esize_;
     const size_t bytes = (end - begin) * esize_;
     if (!lent_.empty() && lentOverlaps(at.ptr, at.ptr + bytes)) return false;
-    const Completion done = engine_->copy(at, src + begin * esize_, bytes);
+    const Completion done = engineCopy(at, src + begin * esize_, bytes);
     if (!done.finished()) {
       st.inflight = done;
       st.inflightTo = to;

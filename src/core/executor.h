@@ -13,6 +13,7 @@
 #include "chorus/status.h"
 #include "common/clock.h"
 #include "core/op_desc.h"
+#include "engine/cpu_engine.h"
 #include "engine/data_engine.h"
 #include "transport/doorbell.h"
 #include "transport/transport.h"
@@ -114,6 +115,14 @@ class Executor {
   bool advanceRecv(int i, Status* err);
   bool advanceCopy(int i);
   bool inflightFinished(StepState& st);
+  // The engine's copy and reduce; the CPU engine's inlined (see cpu_).
+  Completion engineCopy(MemRef dst, MemRef src, size_t bytes) {
+    return cpu_ ? cpu_->copy(dst, src, bytes) : engine_->copy(dst, src, bytes);
+  }
+  Completion engineReduce(MemRef dst, MemRef a, MemRef b, size_t n) {
+    return cpu_ ? cpu_->reduce(desc_.dtype, op_, dst, a, b, n)
+                : engine_->reduce(desc_.dtype, op_, dst, a, b, n);
+  }
   void postReceives(int i, Connection* c, MemRef dst);
   bool lentPending();                                     // drops the returned ones
   bool lentOverlaps(const char* begin, const char* end);  // ... then checks the rest
@@ -135,6 +144,10 @@ class Executor {
   RedOp op_ = RedOp::Sum;
   const ExecBuffers* bufs_ = nullptr;
   DataEngine* engine_ = nullptr;
+  // engine_, when it is the CPU engine, called without a virtual dispatch: through the
+  // virtual call a 4-rank 16 KiB reduce_scatter measured 9% slower than the direct reducer
+  // call it replaced, inlined 1% (perf/ab.sh against 6f72ed8).
+  CpuEngine* cpu_ = nullptr;
   Deadline deadline_ = Deadline::never();
   size_t esize_ = 1;
   bool p2p_ = false;
