@@ -59,19 +59,6 @@ void Executor::start(const Plan& plan, const OpDesc& desc, uint32_t opSeq, RedOp
   }
 }
 
-MemRef Executor::ref(BufRef r) const {
-  const MemRef* base;
-  if (r.buf == BufferId::Input)
-    base = &bufs_->input;
-  else if (r.buf == BufferId::Output)
-    base = &bufs_->output;
-  else if (r.buf == BufferId::Scratch)
-    base = &bufs_->scratch;
-  else
-    base = &bufs_->user[int(r.buf) - kFirstUserBuffer];
-  return *base + r.offset * esize_;
-}
-
 // Whether the engine's outstanding work on this step, if any, has finished; if so it counts.
 bool Executor::inflightFinished(StepState& st) {
   if (st.inflight.finished()) return true;
@@ -86,10 +73,6 @@ int Executor::skipDone(int i) const {
   return i;
 }
 
-int Executor::channel(int peer) const {
-  return index_->slotOf(peer);
-}
-
 bool Executor::depsReady(int i, uint64_t chunk) const {
   return index_->depsReady(i, chunk, [&](int d) { return state_[d].done; });
 }
@@ -100,7 +83,7 @@ uint64_t Executor::chunkCount(int i, uint64_t chunk) const {
 
 bool Executor::advanceSend(int i) {
   const Step& s = (*steps_)[i];
-  const int k = channel(s.peer);
+  const int k = slotOf(i);
   if (sendHead_[k] != i) return false;
   StepState& st = state_[i];
   Connection* c = env_.conns[s.peer];
@@ -130,7 +113,7 @@ bool Executor::headerMatches(const WireHeader& h, const Step& s, uint64_t n) con
 
 bool Executor::advanceRecv(int i, Status* err) {
   const Step& s = (*steps_)[i];
-  const int k = channel(s.peer);
+  const int k = slotOf(i);
   if (recvHead_[k] != i) return false;
   StepState& st = state_[i];
   Connection* c = env_.conns[s.peer];
@@ -171,7 +154,7 @@ bool Executor::advanceRecv(int i, Status* err) {
   }
   if (finished(i))
     recvHead_[k] = skipDone(index_->next(i));
-  else if (!reduce)
+  else if (!reduce && c->receiveWindow())
     postReceives(i, c, dst);
   return moved;
 }

@@ -105,10 +105,17 @@ class Executor {
   static constexpr size_t kMaxLent = 256;  // beyond this, sends copy: each write scans the list
   static constexpr uint64_t kCopyChunksPerPass = 4;
 
-  MemRef ref(BufRef r) const;
+  MemRef ref(BufRef r) const {
+    const MemRef* base = r.buf == BufferId::Input     ? &bufs_->input
+                         : r.buf == BufferId::Output  ? &bufs_->output
+                         : r.buf == BufferId::Scratch ? &bufs_->scratch
+                                                      : &bufs_->user[int(r.buf) - kFirstUserBuffer];
+    return *base + r.offset * esize_;
+  }
   bool finished(int i) const { return state_[i].done == state_[i].chunks; }
   int skipDone(int i) const;
-  int channel(int peer) const;
+  // The peer slot of step i's channel (the index numbers channels 2 * slot + isSend).
+  int slotOf(int i) const { return index_->channel(i) >> 1; }
   bool depsReady(int i, uint64_t chunk) const;
   uint64_t chunkCount(int i, uint64_t chunk) const;
   bool advanceSend(int i);
