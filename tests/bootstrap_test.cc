@@ -309,44 +309,93 @@ TEST(Bootstrap, StrangersDoNotDisturbTheJob) {
   expectAllPassed(out);
 }
 
+// Hundreds of silent connections fill the root's queue before the ranks arrive. They are
+// capped per source and time out; the real ranks, turned away at first, retry and get in.
+TEST(Bootstrap, SilentFloodDoesNotDenyTheStart) {
+  const int n = 3, flood = 300;
+  IdChannel ch(n + 1);
+  auto out = runChildren(n + 1, [&](int rank, std::string* msg) {
+    UniqueId id;
+    CHILD_OK(shareId(ch, rank, &id));
+    if (rank == n) {  // the flood: connect, say nothing, hold on past the ranks' arrival
+      boot::RootInfo root;
+      CHILD_OK(boot::decodeUniqueId(id, &root));
+      std::vector<Socket> held(flood);
+      int err = 0;
+      for (Socket& s : held) CHILD_OK(connectWithRetry(root.addr, Deadline::after(5), &s, &err));
+      usleep(3000000);
+      return 0;
+    }
+    usleep(300000);  // the flood comes first
+    std::unique_ptr<Bootstrap> b;
+    CHILD_OK(Bootstrap::connect(id, rank, n, Deadline::after(20), &b));
+    return exerciseCollectives(*b, msg);
+  });
+  expectAllPassed(out);
+}
+
+// One handshake by hand: takes the listener's challenge, answers it with a HELLO signed with
+// `secret`, and returns the listener's reply (and what it must prove, for openAnswer).
+struct HandDone {
+  boot::Hello sent;
+  auth::Nonce challenge{};
+  Frame reply;
+};
+Status handshakeByHand(const SockAddr& to, boot::Hello h, const uint8_t* secret, Socket* s,
+                       HandDone* out) {
+  int err = 0;
+  CHORUS_RETURN_IF_ERROR(connectWithRetry(to, Deadline::after(5), s, &err));
+  FrameReader r;
+  Frame challenge;
+  CHORUS_RETURN_IF_ERROR(recvFrame(s->fd(), &r, Deadline::after(5), &challenge));
+  if (challenge.type != boot::kChallenge || challenge.payload.size() != out->challenge.size())
+    return Status::Internal("the listener did not open with a challenge");
+  memcpy(out->challenge.data(), challenge.payload.data(), out->challenge.size());
+  CHORUS_RETURN_IF_ERROR(boot::signHello(&h, secret, out->challenge));
+  out->sent = h;
+  std::vector<uint8_t> payload = boot::encodeHello(h);
+  CHORUS_RETURN_IF_ERROR(
+      sendFrame(s->fd(), boot::kHello, payload.data(), payload.size(), Deadline::after(5)));
+  return recvFrame(s->fd(), &r, Deadline::after(5), &out->reply);
+}
+
 // Plays rank 2 by hand: checks in at the root, then tries rank 0's star listener with garbage
 // and with a wrong secret before joining properly.
 int twoFacedRank2(const UniqueId& id, std::string* msg) {
   boot::RootInfo root;
   CHILD_OK(boot::decodeUniqueId(id, &root));
   boot::Hello h;
-  memcpy(h.secret, root.secret, kSecretBytes);
   h.rank = 2;
   h.size = 3;
   h.pid = getpid();
   h.host = "test";
-  std::vector<uint8_t> hello = boot::encodeHello(h);
-  auto handshake = [&](const SockAddr& to, const std::vector<uint8_t>& payload, Socket* s,
-                       Frame* reply) {
-    int err = 0;
-    CHORUS_RETURN_IF_ERROR(connectWithRetry(to, Deadline::after(5), s, &err));
-    CHORUS_RETURN_IF_ERROR(
-        sendFrame(s->fd(), boot::kHello, payload.data(), payload.size(), Deadline::after(5)));
-    FrameReader r;
-    return recvFrame(s->fd(), &r, Deadline::after(5), reply);
-  };
   Socket toRoot, bad, good, junk;
-  Frame f;
-  CHILD_OK(handshake(root.addr, hello, &toRoot, &f));
+  HandDone done;
+  CHILD_OK(handshakeByHand(root.addr, h, root.secret, &toRoot, &done));
+  CHILD_CHECK(done.reply.type == boot::kTable, "no table");
+  std::vector<uint8_t> body;
+  CHILD_OK(boot::openAnswer(root.secret, done.sent, done.challenge, done.reply, &body));
   boot::Table table;
-  CHILD_CHECK(f.type == boot::kTable, "no table");
-  CHILD_OK(boot::decodeTable(f.payload, &table));
+  CHILD_OK(boot::decodeTable(body, &table));
+  // The root's proof covers this HELLO's nonce: it does not pass for another one.
+  boot::Hello other = done.sent;
+  other.nonce[0] ^= 1;
+  CHILD_CHECK(!boot::openAnswer(root.secret, other, done.challenge, done.reply, &body).ok(),
+              "the root's proof passed for another HELLO");
+  Frame& f = done.reply;
   int err = 0;
   CHILD_OK(connectWithRetry(table.starAddr, Deadline::after(5), &junk, &err));
   CHILD_OK(sendAll(junk.fd(), "\xff\xff\xff\xffjunkjunkjunk", 16, Deadline::after(1)));
-  boot::Hello wrong = h;
-  wrong.secret[5] ^= 1;
-  CHILD_OK(handshake(table.starAddr, boot::encodeHello(wrong), &bad, &f));
+  uint8_t wrong[kSecretBytes];
+  memcpy(wrong, root.secret, kSecretBytes);
+  wrong[5] ^= 1;
+  CHILD_OK(handshakeByHand(table.starAddr, h, wrong, &bad, &done));
   Status rejected = boot::unexpectedFrame(f, "rank 0", "an error");
   CHILD_CHECK(f.type == boot::kError && contains(rejected.message(), "wrong job secret"),
               rejected.toString());
-  CHILD_OK(handshake(table.starAddr, hello, &good, &f));
+  CHILD_OK(handshakeByHand(table.starAddr, h, root.secret, &good, &done));
   CHILD_CHECK(f.type == boot::kReady, "not admitted after the strangers");
+  CHILD_OK(boot::openAnswer(root.secret, done.sent, done.challenge, f, &body));
   usleep(300000);
   CHILD_OK(sendFrame(good.fd(), boot::kGoodbye, nullptr, 0, Deadline::after(1)));
   return 0;
@@ -381,7 +430,7 @@ TEST(Bootstrap, DeadRootFailsClearlyBeforeDeadline) {
     std::unique_ptr<Bootstrap> b;
     Status st = Bootstrap::connect(id, 1, 2, Deadline::after(2), &b);
     double took = secondsSince(start);
-    std::string want = "could not reach bootstrap root at 127.0.0.1:" + std::to_string(port);
+    std::string want = "could not reach the bootstrap root at 127.0.0.1:" + std::to_string(port);
     CHILD_CHECK(!st.ok() && contains(st.message(), want) &&
                     contains(st.message(), "Connection refused") &&
                     contains(st.message(), "CHORUS_SOCKET_IFNAME"),
@@ -573,6 +622,7 @@ void clearLauncherEnvironment() {
                         "MASTER_ADDR",
                         "MASTER_PORT",
                         "CHORUS_SECRET",
+                        "CHORUS_INSECURE",
                         "TORCHELASTIC_RUN_ID",
                         "OMPI_MCA_ess_base_jobid",
                         "SLURM_JOB_ID"})
@@ -653,6 +703,16 @@ TEST(BootstrapEnv, BadValuesAreClearErrors) {
     unsetenv("CHORUS_SECRET");
     CHILD_OK(launchInfoFromEnvironment(1, &info));  // rank 1 starts no root
     CHILD_CHECK(uniqueIdAddress(info.id) == "127.0.0.1:5000", uniqueIdAddress(info.id));
+    // Beyond loopback a secret anyone could compute is refused unless the user opts in.
+    setenv("CHORUS_COMM_ID", "10.254.0.1:5000", 1);
+    CHILD_CHECK((e = expectError("CHORUS_SECRET is not set")).empty(), e);
+    CHILD_CHECK((e = expectError("CHORUS_INSECURE=1")).empty(), e);
+    setenv("CHORUS_INSECURE", "1", 1);
+    CHILD_OK(launchInfoFromEnvironment(1, &info));
+    setenv("CHORUS_INSECURE", "0", 1);
+    CHILD_CHECK((e = expectError("CHORUS_SECRET is not set")).empty(), e);
+    setenv("CHORUS_SECRET", std::string(64, 'b').c_str(), 1);
+    CHILD_OK(launchInfoFromEnvironment(1, &info));
     return 0;
   });
   expectAllPassed(out);

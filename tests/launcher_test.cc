@@ -36,6 +36,8 @@ TEST(Launchers, MpirunAcrossTwoNamespaceHosts) {
       "CHORUS_NETNS_TAG=" + net.tag() + " timeout 90 " + NetnsHosts::script() + " exec " +
       net.tag() + " 0 mpirun --allow-run-as-root -H 10.77.0.1:2,10.77.0.2:2 -np 4 " +
       "--mca plm_rsh_agent " + dir + "/rsh_agent.sh -x CHORUS_COMM_ID=10.77.0.1:29511 " +
+      // Beyond loopback a job needs a secret, passed as the README shows.
+      "-x CHORUS_SECRET=$(od -An -tx1 -N32 /dev/urandom | tr -d ' \\n') " +
       "-x CHORUS_TIMEOUT=30 " + sweep + " -b 1K -e 4M -f 16 -t 0.05 2>&1";
   FILE* p = popen(cmd.c_str(), "r");
   ASSERT_NE(p, nullptr);
@@ -64,6 +66,9 @@ TEST(Launchers, SlurmVariablesAreEnough) {
         setenv("MASTER_PORT", hosts ? "29512" : std::to_string(20000 + getppid() % 20000).c_str(),
                1);
         setenv("CHORUS_TIMEOUT", "30", 1);
+        // The job script exports a secret, which srun passes on (README, "Launching").
+        setenv("CHORUS_SECRET", "5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed5eed",
+               1);
         Config c;
         Status st = Config::fromEnvironment(&c);  // CHORUS_HOSTID: the namespace-host
         std::unique_ptr<Communicator> comm;

@@ -1,5 +1,8 @@
 // Bootstrap::connect: meet at the root, learn rank 0's address, then build the star.
+#include <algorithm>
+#include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "bootstrap/bootstrap.h"
 #include "bootstrap/hello_collector.h"
@@ -27,7 +30,6 @@ struct Attempt {
 
   Hello hello() const {
     Hello h;
-    memcpy(h.secret, root.secret, kSecretBytes);
     h.rank = rank;
     h.size = size;
     PeerIdentity me = selfIdentity();
@@ -37,29 +39,67 @@ struct Attempt {
   }
 };
 
-Status meetRoot(const Attempt& a, const Socket& starListener, Table* table) {
+// Connects to a bootstrap listener and takes its challenge. A listener crowded with unvetted
+// connections closes new ones before challenging them; then this retries, with a growing
+// pause, until the deadline. `unreachableHint` says what to check when it cannot be reached.
+Status greet(const Attempt& a, const SockAddr& addr, const std::string& where,
+             const char* unreachableHint, Socket* s, FrameReader* reader, auth::Nonce* challenge,
+             uint32_t maxFrame = kMaxHandshakeFrame) {
+  const Deadline deadline = a.deadline;
+  auto turnedAway = [&] {
+    return Status::Timeout(where + " kept turning this rank away for " + seconds(a.totalSec) +
+                           " s: it is crowded with other connections (see its log)");
+  };
+  for (double pause = 0.01;; pause = std::min(pause * 2, 0.5)) {
+    *reader = FrameReader(maxFrame);
+    int err = 0;
+    if (!connectWithRetry(addr, deadline, s, &err).ok())
+      return Status::Timeout("could not reach " + where + " within " + seconds(a.totalSec) +
+                             " s: " + strerror(err) + ". " + unreachableHint);
+    Frame f;
+    Status st = recvFrame(s->fd(), reader, deadline, &f);
+    if (st.ok()) {
+      if (f.type != kChallenge) return unexpectedFrame(f, where, "a challenge");
+      if (f.payload.size() != challenge->size())
+        return Status::RemoteError(where + " sent a malformed challenge");
+      memcpy(challenge->data(), f.payload.data(), challenge->size());
+      return Status::Ok();
+    }
+    if (st.code() == StatusCode::Timeout)
+      return Status::Timeout(where + " accepted the connection but sent no challenge");
+    LOG_INFO(kLogBoot, "%s closed the connection before challenging it (%s); retrying",
+             where.c_str(), st.message().c_str());
+    s->reset();
+    if (deadline.remainingNs() < int64_t(pause * 1e9)) return turnedAway();
+    std::this_thread::sleep_for(std::chrono::duration<double>(pause));
+  }
+}
+
+Status meetRoot(const Attempt& a, Socket* starListener, Table* table) {
   std::string where = "bootstrap root at " + a.root.addr.toString();
   Socket s;
-  int err = 0;
-  if (!connectWithRetry(a.root.addr, a.deadline, &s, &err).ok())
-    return Status::Timeout("could not reach " + where + " within " + seconds(a.totalSec) +
-                           " s: " + strerror(err) +
-                           ". Is rank 0 / the process that created the unique id running, and "
-                           "is the address reachable? Set CHORUS_SOCKET_IFNAME to choose the "
-                           "interface");
+  FrameReader reader;
+  auth::Nonce challenge;
+  CHORUS_RETURN_IF_ERROR(greet(a, a.root.addr, "the " + where,
+                               "Is rank 0 / the process that created the unique id running, and "
+                               "is the address reachable? Set CHORUS_SOCKET_IFNAME to choose the "
+                               "interface",
+                               &s, &reader, &challenge));
   Hello h = a.hello();
-  if (starListener.valid()) {
-    // Advertise the local address that reached the root: the others can most likely reach it.
-    SockAddr local, bound;
+  if (a.rank == 0 && a.size > 1) {
+    // Rank 0's listener binds the local address that reached the root, on the interface the
+    // job uses (not every interface), and advertises it: the others can most likely reach it.
+    SockAddr local;
     CHORUS_RETURN_IF_ERROR(localAddress(s.fd(), &local));
-    CHORUS_RETURN_IF_ERROR(localAddress(starListener.fd(), &bound));
-    local.setPort(bound.port());
-    h.starAddr = local;
+    local.setPort(0);
+    CHORUS_RETURN_IF_ERROR(
+        listenOn(local, 1024, starListener).withContext("rank 0's bootstrap listener"));
+    CHORUS_RETURN_IF_ERROR(localAddress(starListener->fd(), &h.starAddr));
   }
+  CHORUS_RETURN_IF_ERROR(signHello(&h, a.root.secret, challenge));
   std::vector<uint8_t> payload = encodeHello(h);
   CHORUS_RETURN_IF_ERROR(sendFrame(s.fd(), kHello, payload.data(), payload.size(), a.deadline)
                              .withContext("saying hello to the " + where));
-  FrameReader reader(kMaxHandshakeFrame);
   Frame f;
   Status st = recvFrame(s.fd(), &reader, a.deadline, &f);
   if (st.code() == StatusCode::Timeout)
@@ -70,7 +110,10 @@ Status meetRoot(const Attempt& a, const Socket& starListener, Table* table) {
     return Status::RemoteError("the " + where + " closed the connection without an answer (" +
                                st.message() + "); it may have exited or rejected this rank");
   if (f.type != kTable) return unexpectedFrame(f, "the " + where, "the rank table");
-  return decodeTable(f.payload, table);
+  std::vector<uint8_t> body;
+  CHORUS_RETURN_IF_ERROR(
+      openAnswer(a.root.secret, h, challenge, f, &body).withContext("the " + where));
+  return decodeTable(body, table);
 }
 
 Status acceptStar(const Attempt& a, const Socket& listener, const Table& table,
@@ -91,8 +134,9 @@ Status acceptStar(const Attempt& a, const Socket& listener, const Table& table,
   CHORUS_RETURN_IF_ERROR(st);
   for (int r = 1; r < a.size; ++r) {
     Admitted& adm = *c.admitted()[r];
+    std::vector<uint8_t> ready = sealAnswer(a.root.secret, adm.hello, adm.challenge, kReady, {});
     CHORUS_RETURN_IF_ERROR(
-        sendFrame(adm.sock.fd(), kReady, nullptr, 0, a.deadline)
+        sendFrame(adm.sock.fd(), kReady, ready.data(), ready.size(), a.deadline)
             .withContext("telling rank " + std::to_string(r) + " the bootstrap is ready"));
     auto link = std::make_unique<PeerLink>();
     link->rank = r;
@@ -109,13 +153,15 @@ Status joinStar(const Attempt& a, const Table& table,
   auto link = std::make_unique<PeerLink>();
   link->rank = 0;
   link->who = table.rank0;
-  int err = 0;
-  if (!connectWithRetry(table.starAddr, a.deadline, &link->sock, &err).ok())
-    return Status::Timeout("could not reach " + where + " within " + seconds(a.totalSec) +
-                           " s: " + strerror(err) +
-                           ". Rank 0 advertised this address; check that this host can reach "
-                           "it (firewall, CHORUS_SOCKET_IFNAME on rank 0)");
-  std::vector<uint8_t> payload = encodeHello(a.hello());
+  auth::Nonce challenge;
+  CHORUS_RETURN_IF_ERROR(greet(a, table.starAddr, where,
+                               "Rank 0 advertised this address; check that this host can reach it "
+                               "(firewall, CHORUS_SOCKET_IFNAME on rank 0)",
+                               &link->sock, &link->reader, &challenge,
+                               FrameReader().maxPayload()));  // it carries the collectives later
+  Hello h = a.hello();
+  CHORUS_RETURN_IF_ERROR(signHello(&h, a.root.secret, challenge));
+  std::vector<uint8_t> payload = encodeHello(h);
   CHORUS_RETURN_IF_ERROR(
       sendFrame(link->sock.fd(), kHello, payload.data(), payload.size(), a.deadline)
           .withContext("saying hello to " + where));
@@ -129,17 +175,16 @@ Status joinStar(const Attempt& a, const Table& table,
                                " closed the connection during the bootstrap handshake (" +
                                st.message() + "); did it die?");
   if (f.type != kReady) return unexpectedFrame(f, where, "the ready message");
+  std::vector<uint8_t> body;
+  CHORUS_RETURN_IF_ERROR(openAnswer(a.root.secret, h, challenge, f, &body).withContext(where));
   (*peers)[0] = std::move(link);
   return Status::Ok();
 }
 
 Status connectImpl(const Attempt& a, std::unique_ptr<Bootstrap>* out) {
   Socket starListener;
-  if (a.rank == 0 && a.size > 1)
-    CHORUS_RETURN_IF_ERROR(listenOn(SockAddr::any(a.root.addr.family(), 0), 1024, &starListener)
-                               .withContext("rank 0's bootstrap listener"));
   Table table;
-  CHORUS_RETURN_IF_ERROR(meetRoot(a, starListener, &table));
+  CHORUS_RETURN_IF_ERROR(meetRoot(a, &starListener, &table));
   std::vector<std::unique_ptr<PeerLink>> peers(a.size);
   if (a.rank == 0 && a.size > 1) CHORUS_RETURN_IF_ERROR(acceptStar(a, starListener, table, &peers));
   if (a.rank != 0) CHORUS_RETURN_IF_ERROR(joinStar(a, table, &peers));

@@ -76,17 +76,37 @@ Status readRootAddress(std::string* text, SockAddr* addr) {
   return resolveHost(*host, int(*p), addr).withContext("MASTER_ADDR");
 }
 
-Status readSecret(const std::string& rootText, uint8_t* secret) {
+// Without CHORUS_SECRET the secret is derived from what every rank sees (the root address, the
+// launcher's job id), which anyone else who can see them can compute too. That is accepted on
+// loopback, where only this host can connect, and elsewhere only when the user opts in.
+Status readSecret(const std::string& rootText, const SockAddr& root, uint8_t* secret) {
   if (auto hex = envString("CHORUS_SECRET"))
     return parseSecretHex(*hex, secret).withContext("CHORUS_SECRET");
+  std::string error;
+  bool insecure = envInt("CHORUS_INSECURE", &error).value_or(0) != 0;
+  if (!error.empty()) return Status::InvalidArgument(error);
+  if (!root.isLoopback() && !insecure)
+    return Status::InvalidArgument(
+        "CHORUS_SECRET is not set and the bootstrap root " + rootText +
+        " is not a loopback address: any program that can reach it and knows the job id "
+        "could join the job. Give every rank the same secret, e.g. "
+        "`export CHORUS_SECRET=$(openssl rand -hex 32)` before srun or torchrun, or "
+        "`mpirun -x CHORUS_SECRET=$(openssl rand -hex 32) ...` (chorus-run sets one itself); or "
+        "set CHORUS_INSECURE=1 to accept a secret derived from the address and the job id");
   std::string job;
   for (const char* v : {"TORCHELASTIC_RUN_ID", "OMPI_MCA_ess_base_jobid", "SLURM_JOB_ID"})
     if (auto x = envString(v)) job += std::string(v) + "=" + *x + ";";
   deriveJobSecret(rootText, job, secret);
-  LOG_INFO(kLogBoot,
-           "job secret derived from the root address%s; set CHORUS_SECRET (64 hex "
-           "digits, the same on every rank) for one that others cannot compute",
-           job.empty() ? " alone (no job id variable set)" : " and the job id");
+  if (insecure && !root.isLoopback())
+    LOG_WARN(kLogBoot,
+             "CHORUS_INSECURE=1: the job secret is derived from the root address%s, which anyone "
+             "who can reach %s can compute; set CHORUS_SECRET (64 hex digits) instead",
+             job.empty() ? " alone" : " and the job id", rootText.c_str());
+  else
+    LOG_INFO(kLogBoot,
+             "job secret derived from the root address%s (loopback only); set CHORUS_SECRET "
+             "(64 hex digits, the same on every rank) for one that others cannot compute",
+             job.empty() ? " alone (no job id variable set)" : " and the job id");
   return Status::Ok();
 }
 
@@ -150,7 +170,7 @@ Status launchInfoFromEnvironment(double timeoutSec, LaunchInfo* out) {
     return Status::InvalidArgument("the bootstrap root address " + rootText +
                                    " needs a fixed port, not 0: every rank must know it");
   uint8_t secret[kSecretBytes];
-  CHORUS_RETURN_IF_ERROR(readSecret(rootText, secret));
+  CHORUS_RETURN_IF_ERROR(readSecret(rootText, root, secret));
   CHORUS_RETURN_IF_ERROR(makeUniqueId(root.host(), root.port(), secret, &out->id));
   LOG_INFO(kLogBoot, "rank %d of %d (from %s), bootstrap root %s", out->rank, out->size,
            out->source.c_str(), root.toString().c_str());

@@ -12,8 +12,11 @@ namespace chorus::boot {
 
 namespace {
 // Strangers can open connections faster than they time out; beyond this many unvetted ones
-// new connections are closed at once, so the fd table cannot be exhausted.
+// new connections are closed at once, so the fd table cannot be exhausted. Per source address
+// the cap is lower, so one host cannot take every slot; a real rank that is turned away
+// retries, and its retry gets in once the stranger's connections time out.
 constexpr size_t kMaxPending = 256;
+constexpr size_t kMaxPendingPerSource = 16;
 }  // namespace
 
 HelloCollector::HelloCollector(int listenFd, Rules rules)
@@ -41,8 +44,10 @@ bool HelloCollector::complete() const {
 Status HelloCollector::run(Deadline deadline) {
   while (!complete()) {
     if (deadline.expired()) return Status::Timeout(rules_.where + ": timed out");
-    std::vector<pollfd> fds{{listenFd_, POLLIN, 0}};
+    // A resting listener (accept ran out of descriptors) is left out of the poll set.
+    std::vector<pollfd> fds{{acceptBackoff_.ready() ? listenFd_ : -1, POLLIN, 0}};
     int waitMs = deadline.remainingMs();
+    if (!acceptBackoff_.ready()) waitMs = std::min(waitMs, acceptBackoff_.restMs());
     for (const Pending& p : pending_) {
       fds.push_back({p.sock.fd(), POLLIN, 0});
       waitMs = std::min(waitMs, p.deadline.remainingMs());
@@ -71,22 +76,49 @@ void HelloCollector::acceptNew() {
   for (int i = 0; i < 64; ++i) {
     Pending p;
     bool got = false;
-    Status st = acceptOne(listenFd_, &p.sock, &p.peer, &got);
+    int err = 0;
+    Status st = acceptOne(listenFd_, &p.sock, &p.peer, &got, &err);
     if (!st.ok()) {
-      LOG_WARN(kLogBoot, "%s: %s", rules_.where.c_str(), st.message().c_str());
+      if (AcceptBackoff::isExhaustion(err)) acceptBackoff_.failed();
+      LOG_WARN_LIMITED(dropWarnings_, kLogBoot, "%s: %s; the listener pauses %lld ms",
+                       rules_.where.c_str(), st.message().c_str(),
+                       (long long)(acceptBackoff_.pauseNs() / 1000000));
       return;
     }
     if (!got) return;
-    if (pending_.size() >= kMaxPending) {
-      LOG_WARN(kLogBoot,
-               "%s: dropping connection from %s: %zu connections are already waiting "
-               "to say hello",
-               rules_.where.c_str(), p.peer.toString().c_str(), pending_.size());
+    acceptBackoff_.succeeded();
+    std::string why = overCapacity(p.peer);
+    if (!why.empty()) {
+      LOG_WARN_LIMITED(dropWarnings_, kLogBoot, "%s: dropping connection from %s: %s",
+                       rules_.where.c_str(), p.peer.toString().c_str(), why.c_str());
       continue;
     }
     p.deadline = Deadline::after(kHelloTimeoutSec);
-    pending_.push_back(std::move(p));
+    if (challenge(p)) pending_.push_back(std::move(p));
   }
+}
+
+std::string HelloCollector::overCapacity(const SockAddr& peer) const {
+  if (pending_.size() >= kMaxPending)
+    return std::to_string(pending_.size()) + " connections are already waiting to say hello";
+  std::string host = peer.host();
+  size_t same = size_t(std::count_if(pending_.begin(), pending_.end(),
+                                     [&](const Pending& q) { return q.peer.host() == host; }));
+  if (same >= kMaxPendingPerSource)
+    return std::to_string(same) + " connections from that address are already waiting";
+  return "";
+}
+
+// The fresh socket's buffer is empty, so the small frame goes out at once.
+bool HelloCollector::challenge(Pending& p) {
+  Status st = auth::randomNonce(&p.challenge);
+  if (st.ok())
+    st = sendFrame(p.sock.fd(), kChallenge, p.challenge.data(), p.challenge.size(),
+                   Deadline::after(0.2));
+  if (st.ok()) return true;
+  LOG_WARN_LIMITED(dropWarnings_, kLogBoot, "%s: could not challenge %s: %s", rules_.where.c_str(),
+                   p.peer.toString().c_str(), st.message().c_str());
+  return false;
 }
 
 bool HelloCollector::servePending(Pending& p) {
@@ -104,10 +136,10 @@ bool HelloCollector::servePending(Pending& p) {
     return true;
   }
   if (closed) {
-    LOG_WARN(kLogBoot,
-             "%s: connection from %s closed before saying hello (a stranger or a "
-             "port scan; ignored)",
-             rules_.where.c_str(), p.peer.toString().c_str());
+    LOG_WARN_LIMITED(strangerWarnings_, kLogBoot,
+                     "%s: connection from %s closed before saying hello (a stranger or a "
+                     "port scan; ignored)",
+                     rules_.where.c_str(), p.peer.toString().c_str());
     return true;
   }
   if (p.deadline.expired()) {
@@ -122,7 +154,7 @@ void HelloCollector::vet(Pending& p, const Frame& f) {
   Hello h;
   Status st = f.type == kHello ? decodeHello(f.payload, &h)
                                : Status::InvalidArgument("first message was not a HELLO");
-  if (st.ok()) st = checkHelloCredentials(h, rules_.secret);
+  if (st.ok()) st = checkHelloCredentials(h, rules_.secret, p.challenge);
   if (st.ok()) st = admissible(h);
   if (!st.ok()) {
     reject(p.sock, p.peer, st.code() == StatusCode::InvalidArgument ? h.rank : -1, st);
@@ -136,7 +168,7 @@ void HelloCollector::vet(Pending& p, const Frame& f) {
   LOG_TRACE(kLogBoot, "%s: %s checked in from %s", rules_.where.c_str(),
             describeRank(h.rank, {h.pid, h.host}).c_str(), p.peer.toString().c_str());
   int rank = h.rank;
-  admitted_[rank] = Admitted{std::move(p.sock), std::move(h), p.peer};
+  admitted_[rank] = Admitted{std::move(p.sock), std::move(h), p.peer, p.challenge};
 }
 
 Status HelloCollector::admissible(const Hello& h) const {
@@ -169,7 +201,7 @@ void HelloCollector::reject(Socket& sock, const SockAddr& peer, int rank, const 
   Status told(
       why.code() == StatusCode::Timeout ? StatusCode::Timeout : StatusCode::InvalidArgument,
       rules_.where + " rejected " + who + " from " + peer.toString() + ": " + why.message());
-  LOG_WARN(kLogBoot, "%s (the job goes on)", told.message().c_str());
+  LOG_WARN_LIMITED(strangerWarnings_, kLogBoot, "%s (the job goes on)", told.message().c_str());
   sendErrorFrame(sock.fd(), told);
   sock.reset();
 }

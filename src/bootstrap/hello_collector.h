@@ -1,7 +1,13 @@
 // Gathers the HELLOs of a set of ranks on one listening socket, vetting each connection: the
-// root uses it for all ranks, rank 0 for ranks 1..n-1 joining its star. Anything that is not
-// a well-formed HELLO with this job's secret, within a short per-connection deadline, for a
-// free rank in range, is told why (when it can be), closed and logged; the collection goes on.
+// root uses it for all ranks, rank 0 for ranks 1..n-1 joining its star. Each connection gets a
+// fresh challenge at once; anything that is not a well-formed HELLO proving this job's secret
+// over it, within a short per-connection deadline, for a free rank in range, is told why (when
+// it can be), closed and logged; the collection goes on.
+//
+// Unvetted connections are cheap and capped, per source address and in all, so strangers
+// cannot hold the slots real ranks need: a rank turned away before its challenge retries
+// (connect.cc). When accept itself fails (no descriptors left) the listener rests, with a
+// growing pause, instead of spinning on it.
 #pragma once
 
 #include <optional>
@@ -9,7 +15,9 @@
 #include <vector>
 
 #include "bootstrap/wire.h"
+#include "common/accept_backoff.h"
 #include "common/socket.h"
+#include "common/warn_limiter.h"
 
 namespace chorus::boot {
 
@@ -17,6 +25,7 @@ struct Admitted {
   Socket sock;
   Hello hello;
   SockAddr peer;
+  auth::Nonce challenge;  // what the HELLO answered; the listener's reply must cover it
 };
 
 class HelloCollector {
@@ -42,12 +51,16 @@ class HelloCollector {
   struct Pending {
     Socket sock;
     SockAddr peer;
+    auth::Nonce challenge{};
     FrameReader reader{kMaxHandshakeFrame};
     Deadline deadline = Deadline::after(kHelloTimeoutSec);
   };
 
   bool complete() const;
   void acceptNew();
+  // Why a new connection from `peer` is turned away before its challenge, or "".
+  std::string overCapacity(const SockAddr& peer) const;
+  bool challenge(Pending& p);
   // Returns true when the pending connection is finished with (admitted or rejected).
   bool servePending(Pending& p);
   void vet(Pending& p, const Frame& f);
@@ -60,6 +73,9 @@ class HelloCollector {
   int size_ = 0;
   int sizeFrom_ = -1;  // the rank whose HELLO fixed size_
   std::vector<Pending> pending_;
+  AcceptBackoff acceptBackoff_;
+  WarnLimiter dropWarnings_;      // accept failures and connections turned away unvetted
+  WarnLimiter strangerWarnings_;  // connections that failed the vetting
   std::vector<std::optional<Admitted>> admitted_;
 };
 

@@ -34,12 +34,13 @@ std::vector<Admitted*> answerOrder(HelloCollector& c) {
   return out;
 }
 
-void sendTables(HelloCollector& c, const std::string& where) {
+void sendTables(HelloCollector& c, const uint8_t* secret, const std::string& where) {
   Admitted& r0 = *c.admitted()[0];
   Table t{r0.hello.starAddr, {r0.hello.pid, r0.hello.host}};
-  std::vector<uint8_t> payload = encodeTable(t);
+  std::vector<uint8_t> body = encodeTable(t);
   Deadline d = Deadline::after(5);
   for (Admitted* a : answerOrder(c)) {
+    std::vector<uint8_t> payload = sealAnswer(secret, a->hello, a->challenge, kTable, body);
     Status st = sendFrame(a->sock.fd(), kTable, payload.data(), payload.size(), d);
     if (!st.ok())
       LOG_WARN(kLogBoot, "%s: could not send the table to rank %d: %s", where.c_str(),
@@ -69,7 +70,7 @@ void rootMain(Socket listener, std::array<uint8_t, kSecretBytes> secret, std::st
   HelloCollector c(listener.fd(), {secret.data(), 0, 0, where});
   Status st = c.run(Deadline::after(timeoutSec));
   if (st.ok())
-    sendTables(c, where);
+    sendTables(c, secret.data(), where);
   else if (st.code() == StatusCode::Timeout)
     reportTimeout(c, where, timeoutSec);
   else

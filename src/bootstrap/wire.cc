@@ -138,7 +138,8 @@ std::vector<uint8_t> encodeHello(const Hello& h) {
   Writer w;
   w.u32(h.magic);
   w.u32(h.version);
-  w.bytes(h.secret, kSecretBytes);
+  w.bytes(h.nonce.data(), h.nonce.size());
+  w.bytes(h.mac.data(), h.mac.size());
   w.u32(uint32_t(h.rank));
   w.u32(uint32_t(h.size));
   w.u32(uint32_t(h.pid));
@@ -155,8 +156,9 @@ Status decodeHello(const std::vector<uint8_t>& payload, Hello* h) {
     return Status::InvalidArgument("malformed HELLO (too short)");
   if (h->magic != kHelloMagic) return Status::InvalidArgument("bad HELLO magic");
   if (h->version != kProtocolVersion) return Status::Ok();  // reported by the credential check
-  if (!r.bytes(h->secret, kSecretBytes) || !r.i32(&h->rank) || !r.i32(&h->size) ||
-      !r.i32(&h->pid) || !r.str(&h->host, 256) || !r.addr(&h->starAddr))
+  if (!r.bytes(h->nonce.data(), h->nonce.size()) || !r.bytes(h->mac.data(), h->mac.size()) ||
+      !r.i32(&h->rank) || !r.i32(&h->size) || !r.i32(&h->pid) || !r.str(&h->host, 256) ||
+      !r.addr(&h->starAddr))
     return Status::InvalidArgument("malformed HELLO");
   return Status::Ok();
 }
@@ -212,18 +214,61 @@ Status decodeDataHeader(Reader* r, DataHeader* h) {
   return Status::Ok();
 }
 
-bool secretsEqual(const uint8_t* a, const uint8_t* b) {
-  uint8_t diff = 0;
-  for (size_t i = 0; i < kSecretBytes; ++i) diff |= uint8_t(a[i] ^ b[i]);
-  return diff == 0;
+namespace {
+// The HELLO's proof covers every field (with the proof itself zeroed) and the challenge.
+auth::Mac helloMac(const Hello& h, const uint8_t* secret, const auth::Nonce& challenge) {
+  Hello unsigned_ = h;
+  unsigned_.mac = {};
+  std::vector<uint8_t> body = encodeHello(unsigned_);
+  return auth::computeMac(secret, "chorus bootstrap hello",
+                          {{challenge.data(), challenge.size()}, {body.data(), body.size()}});
 }
 
-Status checkHelloCredentials(const Hello& h, const uint8_t* secret) {
+auth::Mac answerMac(const uint8_t* secret, const Hello& h, const auth::Nonce& challenge,
+                    uint32_t type, const uint8_t* body, size_t bytes) {
+  return auth::computeMac(secret, "chorus bootstrap answer",
+                          {{h.nonce.data(), h.nonce.size()},
+                           {challenge.data(), challenge.size()},
+                           {&type, sizeof type},
+                           {body, bytes}});
+}
+}  // namespace
+
+Status signHello(Hello* h, const uint8_t* secret, const auth::Nonce& challenge) {
+  CHORUS_RETURN_IF_ERROR(auth::randomNonce(&h->nonce));
+  h->mac = helloMac(*h, secret, challenge);
+  return Status::Ok();
+}
+
+std::vector<uint8_t> sealAnswer(const uint8_t* secret, const Hello& h, const auth::Nonce& challenge,
+                                uint32_t type, const std::vector<uint8_t>& body) {
+  auth::Mac mac = answerMac(secret, h, challenge, type, body.data(), body.size());
+  std::vector<uint8_t> out(mac.size() + body.size());
+  memcpy(out.data(), mac.data(), mac.size());
+  if (!body.empty()) memcpy(out.data() + mac.size(), body.data(), body.size());
+  return out;
+}
+
+Status openAnswer(const uint8_t* secret, const Hello& h, const auth::Nonce& challenge,
+                  const Frame& f, std::vector<uint8_t>* body) {
+  if (f.payload.size() < auth::kMacBytes ||
+      !auth::macEquals(f.payload.data(),
+                       answerMac(secret, h, challenge, f.type, f.payload.data() + auth::kMacBytes,
+                                 f.payload.size() - auth::kMacBytes)
+                           .data()))
+    return Status::RemoteError(
+        "the answer does not prove the job secret: something other than this job's bootstrap "
+        "listens at that address (another job, or an impostor)");
+  body->assign(f.payload.begin() + auth::kMacBytes, f.payload.end());
+  return Status::Ok();
+}
+
+Status checkHelloCredentials(const Hello& h, const uint8_t* secret, const auth::Nonce& challenge) {
   if (h.version != kProtocolVersion)
     return Status::InvalidArgument("bootstrap protocol version " + std::to_string(h.version) +
                                    ", expected " + std::to_string(kProtocolVersion) +
                                    " (ranks built from different Chorus versions?)");
-  if (!secretsEqual(h.secret, secret))
+  if (!auth::macEquals(h.mac.data(), helloMac(h, secret, challenge).data()))
     return Status::InvalidArgument(
         "wrong job secret: this rank's unique id belongs to another job (or is stale); every "
         "rank must use the unique id created for this job");

@@ -1,5 +1,7 @@
 // The bootstrap's messages. Every connection (to the root, to rank 0's star listener) opens
-// with a HELLO carrying the job secret, so a stranger is recognised by its first frame.
+// with a CHALLENGE from the listener and a HELLO that answers it with an HMAC over the job
+// secret (bootstrap/auth.h), so a stranger is recognised by its first frame and the secret
+// never crosses the network. The listener's answer (TABLE, READY) carries its own proof.
 // Integers are little-endian; strings are a u32 length then bytes.
 #pragma once
 
@@ -7,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "bootstrap/auth.h"
 #include "bootstrap/bootstrap.h"
 #include "chorus/status.h"
 #include "common/socket.h"
@@ -14,7 +17,7 @@
 namespace chorus::boot {
 
 inline constexpr uint32_t kHelloMagic = 0x4f4c4548;  // "HELO"
-inline constexpr uint32_t kProtocolVersion = 1;
+inline constexpr uint32_t kProtocolVersion = 2;      // 2: challenge and response
 // Handshake frames are tiny; a larger length is garbage and is refused before any allocation.
 inline constexpr uint32_t kMaxHandshakeFrame = 4096;
 // Per-connection limit for a HELLO to arrive, so a silent stranger cannot hold a slot.
@@ -30,12 +33,14 @@ enum FrameType : uint32_t {
   kPeerError = 7,   // the sender failed (reportError)
   kPeerFailed = 8,  // rank 0 -> rank r: some rank failed (rank + text)
   kPeerLeft = 9,    // rank 0 -> rank r: some rank left cleanly (rank)
+  kChallenge = 10,  // listener -> whoever connected: a fresh nonce to prove the secret over
 };
 
 struct Hello {
   uint32_t magic = kHelloMagic;
   uint32_t version = kProtocolVersion;
-  uint8_t secret[kSecretBytes] = {};
+  auth::Nonce nonce{};  // the sender's, which the listener's answer must cover
+  auth::Mac mac{};      // proves the secret over the listener's challenge and this HELLO
   int32_t rank = -1;
   int32_t size = 0;
   int32_t pid = 0;
@@ -118,10 +123,16 @@ Status decodeError(const std::vector<uint8_t>& payload);  // the Status the peer
 void encodeDataHeader(const DataHeader& h, Writer* w);
 Status decodeDataHeader(Reader* r, DataHeader* h);
 
-// Checks a HELLO's magic, version and secret; the message says which one is wrong.
-Status checkHelloCredentials(const Hello& h, const uint8_t* secret);
-// Compares secrets in constant time, so timing reveals nothing about how much matched.
-bool secretsEqual(const uint8_t* a, const uint8_t* b);
+// The connecting side: draws the HELLO's nonce and signs it for the listener's challenge.
+Status signHello(Hello* h, const uint8_t* secret, const auth::Nonce& challenge);
+// Checks a HELLO's version and proof of the secret; the message says which one is wrong.
+Status checkHelloCredentials(const Hello& h, const uint8_t* secret, const auth::Nonce& challenge);
+// The listener's answer to a vetted HELLO: its own proof, then `body`.
+std::vector<uint8_t> sealAnswer(const uint8_t* secret, const Hello& h, const auth::Nonce& challenge,
+                                uint32_t type, const std::vector<uint8_t>& body);
+// The connecting side: checks the listener's proof and strips it.
+Status openAnswer(const uint8_t* secret, const Hello& h, const auth::Nonce& challenge,
+                  const Frame& f, std::vector<uint8_t>* body);
 
 // Best effort: tells a rejected peer why, bounded by a short deadline.
 void sendErrorFrame(int fd, const Status& st);

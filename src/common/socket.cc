@@ -31,6 +31,14 @@ void SockAddr::setPort(int port) {
   if (family() == AF_INET6) reinterpret_cast<sockaddr_in6*>(&storage)->sin6_port = htons(port);
 }
 
+bool SockAddr::isLoopback() const {
+  if (family() == AF_INET)
+    return (ntohl(reinterpret_cast<const sockaddr_in*>(&storage)->sin_addr.s_addr) >> 24) == 127;
+  if (family() != AF_INET6) return false;
+  const in6_addr& a = reinterpret_cast<const sockaddr_in6*>(&storage)->sin6_addr;
+  return IN6_IS_ADDR_LOOPBACK(&a) || (IN6_IS_ADDR_V4MAPPED(&a) && a.s6_addr[12] == 127);
+}
+
 std::string SockAddr::host() const {
   char buf[NI_MAXHOST] = "?";
   if (valid()) getnameinfo(sa(), len, buf, sizeof buf, nullptr, 0, NI_NUMERICHOST);
@@ -261,15 +269,18 @@ Status localAddress(int fd, SockAddr* out) {
   return Status::Ok();
 }
 
-Status acceptOne(int listenFd, Socket* out, SockAddr* peer, bool* got) {
+Status acceptOne(int listenFd, Socket* out, SockAddr* peer, bool* got, int* failedErrno) {
   *got = false;
+  if (failedErrno) *failedErrno = 0;
   peer->len = sizeof peer->storage;
   int fd = accept4(listenFd, peer->sa(), &peer->len, SOCK_NONBLOCK | SOCK_CLOEXEC);
   if (fd < 0) {
     // A connection that was reset before we took it is the peer's problem, not ours.
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNABORTED)
       return Status::Ok();
-    return Status::FromErrno(errno, "accept");
+    int err = errno;
+    if (failedErrno) *failedErrno = err;
+    return Status::FromErrno(err, "accept");
   }
   setNoDelay(fd);
   *out = Socket(fd);

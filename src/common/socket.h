@@ -28,6 +28,8 @@ struct SockAddr {
   sockaddr* sa() { return reinterpret_cast<sockaddr*>(&storage); }
   // "10.0.0.1" or "fe80::1%eth0" (no port, no brackets).
   std::string host() const;
+  // 127.0.0.0/8, ::1, or an IPv4-mapped 127.x address: only this host can connect to it.
+  bool isLoopback() const;
   // "10.0.0.1:29500" or "[fe80::1]:29500".
   std::string toString() const;
   // The wildcard address of `family` (INADDR_ANY / in6addr_any) on `port`.
@@ -87,8 +89,9 @@ class Socket {
 Status listenOn(const SockAddr& addr, int backlog, Socket* out);
 Status localAddress(int fd, SockAddr* out);
 
-// One non-blocking accept. `*got` is false when no connection is waiting.
-Status acceptOne(int listenFd, Socket* out, SockAddr* peer, bool* got);
+// One non-blocking accept. `*got` is false when no connection is waiting. On failure
+// `*failedErrno` (when given) says why, so callers can tell exhaustion (AcceptBackoff) apart.
+Status acceptOne(int listenFd, Socket* out, SockAddr* peer, bool* got, int* failedErrno = nullptr);
 
 // Connects to `addr`, retrying with exponential backoff (refused, unreachable, timed out...)
 // until `deadline`. On failure `*lastErrno` holds the last error, for the caller's message.
@@ -124,6 +127,7 @@ class FrameReader {
   // Takes the next buffered frame; `*got` false if none is complete. A bad header is an error.
   Status next(Frame* frame, bool* got);
   size_t buffered() const { return buf_.size() - start_; }
+  uint32_t maxPayload() const { return maxPayload_; }
 
  private:
   uint32_t maxPayload_;

@@ -20,7 +20,6 @@ bool TcpTransport::checkHello(const TcpHello& h, const SockAddr& from, std::stri
                   std::to_string(kTcpProtocolVersion),
            false;
   if (h.kind != kTcpHelloConnect) return *why = "not a connection request", false;
-  if (!secretEquals(h.secret, secret_)) return *why = "wrong job secret (another job?)", false;
   if (h.to != rank_)
     return *why = "addressed to rank " + std::to_string(h.to) + ", this is rank " +
                   std::to_string(rank_),
@@ -44,13 +43,15 @@ bool TcpTransport::checkHello(const TcpHello& h, const SockAddr& from, std::stri
 
 void TcpTransport::refuse(const SockAddr& from, const std::string& why) {
   refused_.fetch_add(1);
-  LOG_WARN(kLogNet, "tcp: rank %d refused a connection from %s: %s; the job goes on", rank_,
-           from.toString().c_str(), why.c_str());
+  LOG_WARN_LIMITED(refusals_, kLogNet,
+                   "tcp: rank %d refused a connection from %s: %s; the job goes on", rank_,
+                   from.toString().c_str(), why.c_str());
 }
 
 // Reads what a pending connection sent so far. Returns true when it is finished with: either
 // accepted (the stream is now in its connection) or refused (closed).
 bool TcpTransport::readPending(Pending& p, bool setupOver) {
+  if (p.answered) return readProof(p);
   char* dst = reinterpret_cast<char*>(&p.hello);
   ssize_t n = recv(p.sock.fd(), dst + p.got, sizeof p.hello - p.got, MSG_DONTWAIT);
   if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return false;
@@ -72,14 +73,42 @@ bool TcpTransport::readPending(Pending& p, bool setupOver) {
   }
   if (setupOver) {
     refuse(p.from,
-           "valid handshake for rank " + std::to_string(p.hello.from) + " but set-up is over");
+           "a handshake for rank " + std::to_string(p.hello.from) + " after set-up was over");
     return true;
   }
-  TcpHello ack = makeHello(kTcpHelloAccept, rank_, p.hello.from, p.hello.stream, opts_.nstreams,
-                           uint32_t(opts_.chunkBytes), uint32_t(opts_.slots), secret_);
-  Status st = sendAll(p.sock.fd(), &ack, sizeof ack, Deadline::after(5));
+  Status st = makeHello(kTcpHelloAccept, rank_, p.hello.from, p.hello.stream, opts_.nstreams,
+                        uint32_t(opts_.chunkBytes), uint32_t(opts_.slots), &p.accept);
+  if (st.ok()) {
+    auth::Mac mac = acceptMac(secret_, p.hello, p.accept);
+    memcpy(p.accept.mac, mac.data(), mac.size());
+    st = sendAll(p.sock.fd(), &p.accept, sizeof p.accept, Deadline::after(5));
+  }
   if (!st.ok()) {
     refuse(p.from, "could not answer: " + st.toString());
+    return true;
+  }
+  p.answered = true;
+  return readProof(p);  // usually not there yet
+}
+
+bool TcpTransport::readProof(Pending& p) {
+  char* dst = reinterpret_cast<char*>(&p.proof);
+  ssize_t n = recv(p.sock.fd(), dst + p.proofGot, sizeof p.proof - p.proofGot, MSG_DONTWAIT);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return false;
+  if (n <= 0) {
+    refuse(p.from, n == 0 ? "closed before proving the job secret"
+                          : std::string("read failed: ") + strerror(errno));
+    return true;
+  }
+  p.proofGot += size_t(n);
+  if (p.proofGot < sizeof p.proof) return false;
+  if (!auth::macEquals(p.proof.mac, connectMac(secret_, p.hello, p.accept).data())) {
+    refuse(p.from, "wrong job secret (another job?)");
+    return true;
+  }
+  if (conns_[p.hello.from]->socket(p.hello.stream).valid()) {
+    refuse(p.from, "stream " + std::to_string(p.hello.stream) + " from rank " +
+                       std::to_string(p.hello.from) + " is already connected");
     return true;
   }
   tuneStream(p.sock.fd(), opts_.timeoutSec);
@@ -91,12 +120,21 @@ void TcpTransport::acceptWaiting(bool setupOver) {
   for (;;) {
     auto p = std::make_unique<Pending>();
     bool got = false;
-    Status st = acceptOne(listener_.fd(), &p->sock, &p->from, &got);
+    int err = 0;
+    Status st = acceptOne(listener_.fd(), &p->sock, &p->from, &got, &err);
     if (!st.ok()) {
-      LOG_WARN(kLogNet, "tcp: rank %d: %s", rank_, st.toString().c_str());
+      if (AcceptBackoff::isExhaustion(err)) restListener(setupOver);
+      LOG_WARN_LIMITED(acceptFailures_, kLogNet, "tcp: rank %d: %s; the listener pauses %lld ms",
+                       rank_, st.toString().c_str(),
+                       (long long)(acceptBackoff_.pauseNs() / 1000000));
       return;
     }
     if (!got) return;
+    acceptBackoff_.succeeded();
+    if (pendingFrom(p->from) >= kMaxPendingPerSource || pending_.size() >= kMaxPending) {
+      refuse(p->from, "too many unfinished handshakes from that address");
+      continue;
+    }
     p->deadline = Deadline::after(kHandshakeSec);
     p->id = nextPendingId_++;
     if (setupOver) {
@@ -107,6 +145,31 @@ void TcpTransport::acceptWaiting(bool setupOver) {
     }
     pending_.push_back(std::move(p));
   }
+}
+
+size_t TcpTransport::pendingFrom(const SockAddr& from) const {
+  std::string host = from.host();
+  size_t n = 0;
+  for (const auto& p : pending_) n += p->from.host() == host;
+  return n;
+}
+
+void TcpTransport::restListener(bool setupOver) {
+  acceptBackoff_.failed();
+  if (!setupOver || listenerResting_) return;
+  epoll_event ev{};
+  ev.data.u64 = kListenTag;
+  epoll_ctl(epoll_.fd(), EPOLL_CTL_MOD, listener_.fd(), &ev);  // no events: not watched
+  listenerResting_ = true;
+}
+
+void TcpTransport::wakeListenerIfRested() {
+  if (!listenerResting_ || !acceptBackoff_.ready()) return;
+  epoll_event ev{};
+  ev.events = EPOLLIN;
+  ev.data.u64 = kListenTag;
+  epoll_ctl(epoll_.fd(), EPOLL_CTL_MOD, listener_.fd(), &ev);
+  listenerResting_ = false;
 }
 
 void TcpTransport::handleListener() {
@@ -151,9 +214,11 @@ Status TcpTransport::acceptAll(Deadline deadline) {
                              ") timed out waiting for connections from rank(s) " + left +
                              ". Are they running, and can they reach this address? Pick the "
                              "interface with CHORUS_SOCKET_IFNAME");
-    std::vector<pollfd> fds{{listener_.fd(), POLLIN, 0}};
+    // A resting listener (accept ran out of descriptors) is left out of the poll set.
+    const bool rested = acceptBackoff_.ready();
+    std::vector<pollfd> fds{{rested ? listener_.fd() : -1, POLLIN, 0}};
     for (auto& p : pending_) fds.push_back({p->sock.fd(), POLLIN, 0});
-    poll(fds.data(), fds.size(), deadline.remainingMs(100));
+    poll(fds.data(), fds.size(), deadline.remainingMs(rested ? 100 : acceptBackoff_.restMs()));
     if (fds[0].revents) acceptWaiting(false);
     for (size_t i = 1, k = 0; i < fds.size(); ++i) {
       if (fds[i].revents && readPending(*pending_[k], false))

@@ -1,7 +1,9 @@
 // Set-up: pick the interface, listen, swap addresses through the bootstrap, then the lower
-// rank of every TCP pair opens the streams and the higher one accepts them. Connecting first
-// and accepting after cannot deadlock: the kernel completes connections into the listen
-// backlog, and the 64-byte handshakes fit in any socket buffer.
+// rank of every TCP pair opens the streams and the higher one accepts them (handshake.h).
+// Connecting first and accepting after cannot deadlock: the kernel completes connections into
+// the listen backlog, and the handshake records fit in any socket buffer. A rank finishes
+// accepting once every lower rank has sent its proofs, which rank 0 does at once (it accepts
+// nothing), rank 1 after that, and so on.
 #include <netinet/tcp.h>
 #include <sys/epoll.h>
 
@@ -121,6 +123,7 @@ Status TcpTransport::listen(bool loopbackOk) {
 }
 
 Status TcpTransport::connectAll(const std::vector<SockAddr>& addrs, Deadline deadline) {
+  sentHellos_.assign(size_t(size_) * size_t(opts_.nstreams), TcpHello{});
   for (int q = rank_ + 1; q < size_; ++q) {
     if (!reach_[q]) continue;
     for (int s = 0; s < opts_.nstreams; ++s) {
@@ -132,8 +135,9 @@ Status TcpTransport::connectAll(const std::vector<SockAddr>& addrs, Deadline dea
                               std::to_string(q) + " (stream " + std::to_string(s + 1) +
                               "); is the address right for this host's network? Choose the "
                               "interface with CHORUS_SOCKET_IFNAME");
-      TcpHello h = makeHello(kTcpHelloConnect, rank_, q, s, opts_.nstreams,
-                             uint32_t(opts_.chunkBytes), uint32_t(opts_.slots), secret_);
+      TcpHello& h = sentHellos_[size_t(q) * size_t(opts_.nstreams) + size_t(s)];
+      CHORUS_RETURN_IF_ERROR(makeHello(kTcpHelloConnect, rank_, q, s, opts_.nstreams,
+                                       uint32_t(opts_.chunkBytes), uint32_t(opts_.slots), &h));
       CHORUS_RETURN_IF_ERROR(sendAll(sock.fd(), &h, sizeof h, deadline)
                                  .withContext("tcp: handshake to rank " + std::to_string(q)));
       tuneStream(sock.fd(), opts_.timeoutSec);
@@ -143,7 +147,8 @@ Status TcpTransport::connectAll(const std::vector<SockAddr>& addrs, Deadline dea
   return Status::Ok();
 }
 
-// The accepting side's answer proves it is the rank we meant and that it knows the secret.
+// The accepting side's answer proves it is the rank we meant and that it knows the secret;
+// this rank's proof follows.
 Status TcpTransport::confirmAll(const std::vector<SockAddr>& addrs, Deadline deadline) {
   for (int q = rank_ + 1; q < size_; ++q) {
     if (!reach_[q]) continue;
@@ -154,12 +159,19 @@ Status TcpTransport::confirmAll(const std::vector<SockAddr>& addrs, Deadline dea
                                 " to accept stream " + std::to_string(s + 1);
       CHORUS_RETURN_IF_ERROR(
           recvAll(conns_[q]->socket(s).fd(), &h, sizeof h, deadline).withContext(where));
+      const TcpHello& sent = sentHellos_[size_t(q) * size_t(opts_.nstreams) + size_t(s)];
       if (h.magic != kTcpHelloMagic || h.kind != kTcpHelloAccept || h.from != q || h.to != rank_ ||
-          h.stream != s || !secretEquals(h.secret, secret_))
+          h.stream != s || !auth::macEquals(h.mac, acceptMac(secret_, sent, h).data()))
         return Status::RemoteError(where + ": the answer is not rank " + std::to_string(q) +
                                    "'s (wrong secret or a different job at that address)");
+      TcpProof proof;
+      auth::Mac mac = connectMac(secret_, sent, h);
+      memcpy(proof.mac, mac.data(), mac.size());
+      CHORUS_RETURN_IF_ERROR(
+          sendAll(conns_[q]->socket(s).fd(), &proof, sizeof proof, deadline).withContext(where));
     }
   }
+  sentHellos_.clear();
   return Status::Ok();
 }
 

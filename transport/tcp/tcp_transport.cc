@@ -5,6 +5,7 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
 #include "common/log.h"
@@ -16,7 +17,7 @@ namespace chorus {
 
 namespace {
 // epoll user data: which socket woke us.
-constexpr uint64_t kKickTag = ~0ull, kListenTag = ~0ull - 1;
+constexpr uint64_t kKickTag = ~0ull;
 uint64_t streamTag(int peer, int s) {
   return uint64_t(peer) << 8 | uint64_t(s);
 }
@@ -120,7 +121,9 @@ void TcpTransport::threadMain() {
       continue;
     }
     // A bounded wait even with nothing pending: handshakes of strangers must expire.
-    int n = epoll_wait(epoll_.fd(), events, 64, pending_.empty() ? 1000 : 100);
+    int waitMs = pending_.empty() ? 1000 : 100;
+    if (listenerResting_) waitMs = std::min(waitMs, acceptBackoff_.restMs());
+    int n = epoll_wait(epoll_.fd(), events, 64, waitMs);
     threadSleeping_.store(0, std::memory_order_relaxed);
     for (int i = 0; i < n; ++i) {
       const uint64_t tag = events[i].data.u64;
@@ -138,6 +141,7 @@ void TcpTransport::threadMain() {
       }
     }
     expirePending();
+    wakeListenerIfRested();
   }
   drain();
 }

@@ -19,8 +19,11 @@
 
 #include "bootstrap/bootstrap.h"
 #include "chorus/config.h"
+#include "common/accept_backoff.h"
 #include "common/socket.h"
+#include "common/warn_limiter.h"
 #include "transport/doorbell.h"
+#include "transport/tcp/handshake.h"
 #include "transport/transport.h"
 
 namespace chorus {
@@ -87,7 +90,13 @@ class TcpTransport final : public Transport {
   bool checkHello(const TcpHello& h, const SockAddr& from, std::string* why) const;
   void refuse(const SockAddr& from, const std::string& why);
   bool readPending(Pending& p, bool setupOver);
+  bool readProof(Pending& p);
+  size_t pendingFrom(const SockAddr& from) const;
   void acceptWaiting(bool setupOver);
+  // Accept ran out of descriptors: stop watching the listener for a while (AcceptBackoff).
+  void restListener(bool setupOver);
+  // The progress thread: watch the listener again once its rest is over.
+  void wakeListenerIfRested();
   Status startThread();
   void threadMain();
   bool progressAll();
@@ -108,7 +117,12 @@ class TcpTransport final : public Transport {
   std::string ifName_;
   std::vector<std::unique_ptr<TcpConnection>> conns_;  // by rank; null where not reached
   std::vector<std::unique_ptr<Pending>> pending_;      // accepted, handshake not yet read
+  std::vector<TcpHello> sentHellos_;  // set-up: by peer * nstreams + stream, for the proofs
   uint32_t nextPendingId_ = 0;
+  AcceptBackoff acceptBackoff_;
+  bool listenerResting_ = false;  // progress thread: the listener is out of the epoll set
+  WarnLimiter refusals_;
+  WarnLimiter acceptFailures_;
 
   Socket epoll_, kick_;
   std::thread thread_;
