@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <memory>
+#include <vector>
 
 #include "chorus/config.h"
 #include "chorus/status.h"
@@ -41,6 +42,14 @@ class Communicator {
   // Collective over this communicator: ranks passing the same color >= 0 form a new
   // communicator, ordered by (key, old rank); color < 0 (NCCL_SPLIT_NOCOLOR) leaves `out` null.
   Status split(int color, int key, const Config& config, std::unique_ptr<Communicator>* out);
+
+  // A new communicator of every rank not in `exclude`, in their old order, made by those ranks
+  // alone: the excluded ranks take no part (they may be dead), and this one may have failed.
+  // Every remaining rank passes the same list. An excluded caller gets a null `out`. The first
+  // remaining rank hosts the rendezvous; a communicator is shrunk at most once (shrink the
+  // result again if needed).
+  Status shrink(const std::vector<int>& exclude, const Config& config,
+                std::unique_ptr<Communicator>* out);
 
   // Counts are in elements. In-place: pass the same pointer for send and recv (allgather:
   // send == recv + rank*count; reduce_scatter: send + rank*count == recv).

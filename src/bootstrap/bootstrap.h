@@ -18,6 +18,7 @@
 #include "chorus/status.h"
 #include "chorus/unique_id.h"
 #include "common/clock.h"
+#include "common/socket.h"
 
 namespace chorus {
 
@@ -28,6 +29,9 @@ inline constexpr size_t kSecretBytes = 32;
 Status makeUniqueId(const std::string& host, int port, const uint8_t* secret, UniqueId* out);
 // Starts a root thread listening on the address in `id` (port 0 = any; `id` is updated).
 Status startRoot(UniqueId* id, double timeoutSec);
+// Starts a root thread on a socket already listening (a communicator's recovery listener, bound
+// at init so that survivors know its address) for a job with `secret`; writes its unique id.
+Status startRootOn(Socket listener, const uint8_t* secret, double timeoutSec, UniqueId* id);
 // "10.0.0.1:29500" or "[fe80::1]:29500", for messages.
 std::string uniqueIdAddress(const UniqueId& id);
 
@@ -47,6 +51,9 @@ class Bootstrap {
   virtual int rank() const = 0;
   virtual int size() const = 0;
   virtual const uint8_t* secret() const = 0;  // kSecretBytes, for transport handshakes
+  // This rank's address on the interface the bootstrap uses (port 0), where a listener of its
+  // own is reachable by the other ranks.
+  virtual SockAddr localAddress() const = 0;
 
   // All ranks call these in the same order. `all` receives size() * bytes, rank-major.
   virtual Status allgather(const void* mine, size_t bytes, void* all, Deadline deadline) = 0;

@@ -102,14 +102,21 @@ Status startRoot(UniqueId* id, double timeoutSec) {
   Socket listener;
   CHORUS_RETURN_IF_ERROR(
       boot::listenForRoot(info.addr, &listener).withContext("could not start the bootstrap root"));
-  if (info.addr.port() == 0) {
-    SockAddr bound;
-    CHORUS_RETURN_IF_ERROR(localAddress(listener.fd(), &bound));
-    info.addr.setPort(bound.port());
-    boot::encodeUniqueId(info.addr, info.secret, id);
-  }
+  const SockAddr asked = info.addr;
+  CHORUS_RETURN_IF_ERROR(startRootOn(std::move(listener), info.secret, timeoutSec, id));
+  if (asked.port() != 0) boot::encodeUniqueId(asked, info.secret, id);  // keep the name given
+  return Status::Ok();
+}
+
+Status startRootOn(Socket listener, const uint8_t* secretBytes, double timeoutSec, UniqueId* id) {
+  if (!id || !secretBytes || !listener.valid())
+    return Status::InvalidArgument("startRootOn: null argument or no listener");
+  if (!(timeoutSec > 0)) return Status::InvalidArgument("startRoot: timeout must be positive");
+  boot::RootInfo info;
+  CHORUS_RETURN_IF_ERROR(localAddress(listener.fd(), &info.addr));
+  boot::encodeUniqueId(info.addr, secretBytes, id);
   std::array<uint8_t, kSecretBytes> secret;
-  memcpy(secret.data(), info.secret, kSecretBytes);
+  memcpy(secret.data(), secretBytes, kSecretBytes);
   std::string where = "bootstrap root " + info.addr.toString();
   try {
     std::thread(boot::rootMain, std::move(listener), secret, where, timeoutSec).detach();

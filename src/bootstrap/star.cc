@@ -23,6 +23,19 @@ StarBootstrap::StarBootstrap(int rank, int size, const uint8_t* secret,
   memcpy(secret_, secret, kSecretBytes);
 }
 
+SockAddr StarBootstrap::localAddress() const {
+  for (const auto& p : peers_) {
+    SockAddr a;
+    if (p && p->sock.valid() && chorus::localAddress(p->sock.fd(), &a).ok()) {
+      a.setPort(0);
+      return a;
+    }
+  }
+  SockAddr lo;  // a job of one: only this host
+  (void)resolveHost("127.0.0.1", 0, &lo);
+  return lo;
+}
+
 Status StarBootstrap::start() {
   wakeFd_ = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (wakeFd_ < 0) return Status::FromErrno(errno, "eventfd for the bootstrap service thread");

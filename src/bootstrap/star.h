@@ -43,6 +43,7 @@ class StarBootstrap final : public Bootstrap {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   const uint8_t* secret() const override { return secret_; }
+  SockAddr localAddress() const override;
 
   Status allgather(const void* mine, size_t bytes, void* all, Deadline deadline) override;
   Status broadcast(void* data, size_t bytes, int root, Deadline deadline) override;

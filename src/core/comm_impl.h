@@ -14,6 +14,7 @@
 #include "bootstrap/bootstrap.h"
 #include "chorus/communicator.h"
 #include "core/executor.h"
+#include "core/flight_recorder.h"
 #include "core/op_desc.h"
 #include "topo/topology.h"
 #include "transport/doorbell.h"
@@ -54,6 +55,15 @@ struct Communicator::Impl {
   std::map<std::tuple<Collective, int, int>, size_t> chunkChoices;  // Selection::chunkBytes
   std::unordered_map<OpDesc, Plan, OpDescHash> plans;
   uint32_t opSeq = 0;  // collectives issued so far; travels in every message header
+  // The last calls, for dumps on timeout, abort and SIGUSR1 (core/flight_recorder.h).
+  std::unique_ptr<FlightRecorder> recorder;  // CHORUS_TRACE_BUFFER entries (0: off)
+  FlightDumpInfo dumpInfo;
+  uint64_t signalDumpHandle = 0;
+  // Shrinking after a death needs a rendezvous that no dead rank is part of: every rank listens
+  // from init on, and the survivors meet at the first survivor's listener (comm_shrink.cc).
+  Socket recoveryListener;
+  std::vector<SockAddr> recoveryAddrs;  // by rank
+  int shrinks = 0;
   ScratchBuffer scratch, staging;
 
   std::atomic<bool> failed{false};
@@ -67,6 +77,7 @@ struct Communicator::Impl {
   Status suspect;
   Deadline suspectGrace = Deadline::never();
 
+  Impl();
   ~Impl();
   Status init(const UniqueId& id, int rank, int size, const Config& config);
   // Records the first failure and wakes a call that may be sleeping on a peer.
@@ -91,13 +102,17 @@ struct Communicator::Impl {
     RedOp op = RedOp::Sum;
     uint32_t seq = 0;
     void* out = nullptr;
+    uint64_t recorded = 0;  // its flight recorder entry
+    int64_t startNs = 0;    // when it was prepared; its deadline counts from here
   };
   Status prepare(const OpDesc& d, const void* in, void* out, const void* premulScalar, Prepared* p);
   void start(const Prepared& p);
   // After the executor finished: post-processing (Avg's division).
   Status finish(const Prepared& p);
   // Records a failed run: poisons the communicator and tells the peers if it started here.
-  Status failedRun(const Status& st, const OpDesc& d);
+  Status failedRun(const Status& st, const Prepared& p);
+  // Writes the flight recorder (CHORUS_TRACE_DIR); `reason` says why.
+  void dumpFlightRecorder(const std::string& reason) const;
 
  private:
   // The cached plan for `d`, choosing its algorithm on first use; fails only when the override

@@ -6,7 +6,10 @@
 #include <sstream>
 #include <string>
 
+#include "bootstrap/auth.h"
 #include "bootstrap/env_init.h"
+#include "bootstrap/wire.h"
+#include "common/env.h"
 #include "common/log.h"
 #include "core/comm_impl.h"
 #include "topo/job.h"
@@ -40,12 +43,24 @@ Status Communicator::Impl::loadTuning(Deadline deadline) {
   return Status::Ok();
 }
 
+namespace {
+// Names the communicator's dumps alike on every rank without revealing the secret.
+std::string traceId(const uint8_t* secret) {
+  const auth::Mac mac = auth::computeMac(secret, "chorus flight recorder id", {});
+  char hex[13];
+  for (int i = 0; i < 6; ++i) snprintf(hex + 2 * i, 3, "%02x", mac[size_t(i)]);
+  return hex;
+}
+}  // namespace
+
 Status Communicator::Impl::init(const UniqueId& id, int r, int n, const Config& cfg) {
   rank = r;
   size = n;
   config = cfg;
   Deadline deadline = Deadline::after(config.timeoutSec);
   CHORUS_RETURN_IF_ERROR(Bootstrap::connect(id, rank, size, deadline, &bootstrap));
+  CHORUS_RETURN_IF_ERROR(listenOn(bootstrap->localAddress(), 64, &recoveryListener)
+                             .withContext("rank " + std::to_string(rank) + ": recovery listener"));
 
   // The job's topology feeds algorithm choice only; which transport reaches a peer follows the
   // real host identities below, since a topology file may describe a simulated machine.
@@ -76,6 +91,7 @@ Status Communicator::Impl::init(const UniqueId& id, int r, int n, const Config& 
            (!via[size_t(peer)] || via[size_t(peer)]->peerFinished(peer));
   };
   env.spinNs = config.spinNs;
+  env.recorder = recorder.get();
   const size_t chunkBytes = env.chunkBytes;
   executor = std::make_unique<Executor>(std::move(env));
 
@@ -84,13 +100,41 @@ Status Communicator::Impl::init(const UniqueId& id, int r, int n, const Config& 
     failureIsKnown.store(true);  // before fail(): failedRun must not echo it back
     fail(st);
   });
+  dumpInfo.rank = rank;
+  dumpInfo.size = size;
+  dumpInfo.commId = traceId(bootstrap->secret());
+  dumpInfo.host = boot::selfIdentity().host;
+  dumpInfo.transports = transportNames;
+  if (recorder->enabled())
+    signalDumpHandle = registerFlightDump([this] { dumpFlightRecorder("SIGUSR1"); });
   LOG_INFO(kLogInit, "rank %d of %d ready (%s, %zu-byte chunks, %s host engine)", rank, size,
            transportNames.empty() ? "no peers" : transportNames.c_str(), chunkBytes,
            engineFor(MemoryKind::Host)->name());
   return Status::Ok();
 }
 
+namespace {
+constexpr int64_t kDefaultTraceEntries = 2048;
+}  // namespace
+
+Communicator::Impl::Impl() {
+  std::string error;
+  int64_t entries = envInt("CHORUS_TRACE_BUFFER", &error).value_or(kDefaultTraceEntries);
+  if (!error.empty() || entries < 0 || entries > (int64_t(1) << 24)) {
+    LOG_WARN(kLogInit, "CHORUS_TRACE_BUFFER: %s; using %lld entries",
+             error.empty() ? "out of range [0, 16777216]" : error.c_str(),
+             (long long)kDefaultTraceEntries);
+    entries = kDefaultTraceEntries;
+  }
+  recorder = std::make_unique<FlightRecorder>(size_t(entries));
+}
+
+void Communicator::Impl::dumpFlightRecorder(const std::string& reason) const {
+  chorus::dumpFlightRecorder(*recorder, dumpInfo, reason);
+}
+
 Communicator::Impl::~Impl() {
+  if (signalDumpHandle) unregisterFlightDump(signalDumpHandle);
   // The bootstrap's service thread may call fail(), which touches the transport: stop it first.
   bootstrap.reset();
   executor.reset();

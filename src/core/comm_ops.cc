@@ -147,28 +147,40 @@ Status Communicator::Impl::prepare(const OpDesc& d, const void* in, void* out,
   if (p->op == RedOp::Avg || p->op == RedOp::PreMulSum) p->op = RedOp::Sum;
   const bool collective = d.coll != Collective::Send && d.coll != Collective::Recv;
   p->seq = collective ? opSeq++ : 0;
+  p->startNs = nowNs();  // one clock read for the recorder and the call's deadline
+  p->recorded = recorder->begin(d, p->seq, p->plan->schedule.algorithm, p->startNs);
   return Status::Ok();
 }
 
 void Communicator::Impl::start(const Prepared& p) {
-  executor->start(*p.plan, p.desc, p.seq, p.op, p.bufs, Deadline::after(config.timeoutSec));
+  executor->start(*p.plan, p.desc, p.seq, p.op, p.bufs,
+                  Deadline::afterFrom(p.startNs, config.timeoutSec));
 }
 
 Status Communicator::Impl::finish(const Prepared& p) {
   const OpDesc& d = p.desc;
-  if (d.op != RedOp::Avg || (d.coll == Collective::Reduce && rank != d.root)) return Status::Ok();
+  if (d.op != RedOp::Avg || (d.coll == Collective::Reduce && rank != d.root)) {
+    recorder->end(p.recorded, true, nowNs());
+    return Status::Ok();
+  }
   DataEngine& engine = *p.bufs.engine;
   const Completion divided =
       engine.divide(d.dtype, p.bufs.output, p.bufs.output, d.count, uint64_t(size));
-  return waitFor(engine, divided, Deadline::after(config.timeoutSec));
+  Status st = waitFor(engine, divided, Deadline::after(config.timeoutSec));
+  if (st.ok()) recorder->end(p.recorded, true, nowNs());
+  return st;
 }
 
-Status Communicator::Impl::failedRun(const Status& st, const OpDesc& d) {
+Status Communicator::Impl::failedRun(const Status& st, const Prepared& p) {
+  const OpDesc& d = p.desc;
+  recorder->end(p.recorded, false, nowNs());
   fail(st);
   executor->reclaimLent();  // the caller gets its buffers back with the error
   // A failure this rank found itself (a timeout, a lost connection) is news to the others:
   // they may be waiting on a rank that is alive only because it has not noticed yet.
   if (!failureIsKnown.load()) bootstrap->reportError(currentError());
+  // Every failed run leaves its story: the rank that timed out and those told of it alike.
+  dumpFlightRecorder(std::string(statusCodeName(st.code())) + ": " + st.message());
   return st.withContext("rank " + std::to_string(rank) + ": " + d.toString());
 }
 
@@ -177,10 +189,12 @@ Status Communicator::Impl::run(const OpDesc& d, const void* in, void* out,
   if (groupDepth() > 0) return enqueueInGroup(this, d, in, out, premulScalar);
   Prepared p;
   CHORUS_RETURN_IF_ERROR(prepare(d, in, out, premulScalar, &p));
-  Status st =
-      executor->run(*p.plan, p.desc, p.seq, p.op, p.bufs, Deadline::after(config.timeoutSec));
-  if (!st.ok()) return failedRun(st, d);
-  return finish(p);
+  Status st = executor->run(*p.plan, p.desc, p.seq, p.op, p.bufs,
+                            Deadline::afterFrom(p.startNs, config.timeoutSec));
+  if (!st.ok()) return failedRun(st, p);
+  st = finish(p);
+  if (!st.ok()) return failedRun(st, p);
+  return st;
 }
 
 namespace {
@@ -251,6 +265,7 @@ Status Communicator::barrier() {
 void Communicator::abort() {
   impl_->fail(Status::Aborted("communicator aborted by the application on rank " +
                               std::to_string(impl_->rank)));
+  impl_->dumpFlightRecorder("abort");
 }
 
 Status Communicator::asyncError() const {

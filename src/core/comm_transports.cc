@@ -6,6 +6,7 @@
 #include <cstring>
 #include <string>
 
+#include "bootstrap/wire.h"
 #include "common/log.h"
 #include "core/comm_impl.h"
 #include "topo/probe.h"
@@ -19,7 +20,8 @@ namespace {
 struct PeerInfo {
   char host[200];
   int32_t pid;
-  char settings[400];  // CHORUS_TRANSPORT and each transport's mustAgree(), which must match
+  char settings[400];    // CHORUS_TRANSPORT and each transport's mustAgree(), which must match
+  uint8_t recovery[24];  // where its recovery listener is (bootstrap wire address encoding)
 };
 
 std::string agreedSettings(const Config& config) {
@@ -48,13 +50,22 @@ Status Communicator::Impl::exchangeHosts(Deadline deadline, JobShape* job) {
   std::string host = config.hostId.empty() ? topo::defaultHostId() : config.hostId;
   snprintf(me.host, sizeof me.host, "%s", host.c_str());
   me.pid = getpid();
+  SockAddr recoveryAt;
+  if (localAddress(recoveryListener.fd(), &recoveryAt).ok()) {
+    boot::Writer w;
+    w.addr(recoveryAt);
+    memcpy(me.recovery, w.buffer().data(), sizeof me.recovery);
+  }
   const std::string mine = agreedSettings(config);
   snprintf(me.settings, sizeof me.settings, "%s", mine.c_str());
   std::vector<PeerInfo> all(static_cast<size_t>(size));
   CHORUS_RETURN_IF_ERROR(bootstrap->allgather(&me, sizeof me, all.data(), deadline));
   job->hostOf.assign(size_t(size), -1);
+  recoveryAddrs.assign(size_t(size), SockAddr());
   for (int q = 0; q < size; ++q) {
     const PeerInfo& p = all[size_t(q)];
+    boot::Reader rd(p.recovery, sizeof p.recovery);
+    (void)rd.addr(&recoveryAddrs[size_t(q)]);
     if (strncmp(p.settings, me.settings, sizeof me.settings) != 0)
       return Status::InvalidArgument(
           "configuration differs between ranks: rank " + std::to_string(q) + " has " +

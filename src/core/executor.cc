@@ -4,6 +4,8 @@
 
 #include <algorithm>
 
+#include "core/flight_recorder.h"
+
 namespace chorus {
 
 Plan Plan::make(Schedule s) {
@@ -323,6 +325,9 @@ Status Executor::run(const Plan& plan, const OpDesc& desc, uint32_t opSeq, RedOp
     // A failure still waiting for its root cause keeps us spinning: it resolves within its
     // grace, unrung.
     if (nowNs() - idleSince < env_.spinNs || !env_.doorbell || env_.failed->load()) continue;
+    if (env_.recorder)  // off the fast path: only before sleeping
+      if (const int w = firstWaitingStep(); w >= 0)
+        env_.recorder->waiting(env_.recorder->lastCall(), (*steps_)[size_t(w)].peer, w + 1);
     const uint32_t token = env_.doorbell->prepareSleep();
     p = poll(&err);
     if (p == Poll::Idle && !env_.failed->load()) {
@@ -366,18 +371,23 @@ Status Executor::mismatch(const WireHeader& got, const Step& s, uint64_t expectB
       "root, in the same order (point-to-point counts are in bytes)");
 }
 
+int Executor::firstWaitingStep() const {
+  for (size_t i = first_; i < steps_->size(); ++i)
+    if (!finished(int(i)) && (*steps_)[i].kind != StepKind::Copy) return int(i);
+  return -1;
+}
+
 std::string Executor::blockedOn() const {
   std::string where;
-  for (size_t i = first_; i < steps_->size(); ++i) {
+  if (const int w = firstWaitingStep(); w >= 0) {
+    const size_t i = size_t(w);
     const Step& s = (*steps_)[i];
-    if (finished(int(i)) || s.kind == StepKind::Copy) continue;
     const StepState& st = state_[i];
     const char* verb = s.kind == StepKind::Send ? "sending to" : "waiting for data from";
     where = std::string(", ") + verb + " rank " + std::to_string(s.peer) + " over " +
             transportName(s.peer) + " (step " + std::to_string(i + 1) + " of " +
             std::to_string(steps_->size()) + ", chunk " + std::to_string(st.done + 1) + " of " +
             std::to_string(st.chunks) + ")";
-    break;
   }
   if (where.empty() && !lent_.empty())
     where = ", waiting for rank " + std::to_string(env_.rank) + "'s " +

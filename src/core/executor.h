@@ -20,6 +20,8 @@
 
 namespace chorus {
 
+class FlightRecorder;
+
 // A Schedule and its index (channel order, chunks, what each chunk waits for), worked out once
 // when the schedule is cached.
 struct Plan {
@@ -53,6 +55,7 @@ struct ExecEnv {
   std::function<Status()> failure;
   std::function<bool(int)> peerLeft;  // has this peer left the job cleanly?
   int64_t spinNs = 50000;
+  FlightRecorder* recorder = nullptr;  // told whom a call waits on before each sleep
 
   // How this job cuts a schedule whose elements are `elementBytes` long.
   Chunking chunking(size_t elementBytes) const {
@@ -136,6 +139,8 @@ class Executor {
   bool headerMatches(const WireHeader& h, const Step& s, uint64_t n) const;
   Status mismatch(const WireHeader& got, const Step& s, uint64_t expectBytes) const;
   std::string blockedOn() const;  // the call and the first step still waiting, for errors
+  // The first step still waiting (index, or -1) and its peer.
+  int firstWaitingStep() const;
   Status waitingError() const;
   int departedPeer() const;  // a peer an unfinished step needs that has left, or -1
   const char* transportName(int peer) const;

@@ -103,6 +103,9 @@ struct CommWork {
         if (Status st = comm->failureToReport(); !st.ok())
           return st.withContext("rank " + std::to_string(comm->rank));
       CHORUS_RETURN_IF_ERROR(mergeP2p(comm, p2p, &current));
+      current.startNs = nowNs();
+      current.recorded =
+          comm->recorder->begin(current.desc, 0, "grouped send/recv", current.startNs);
     } else {
       const Queued* q = collectives[next - (p2p.empty() ? 0 : 1)];
       CHORUS_RETURN_IF_ERROR(comm->prepare(q->desc, q->in, q->out, q->scalar(), &current));
@@ -154,7 +157,7 @@ Status runGroup(std::vector<Queued>& ops) {
     if (first.ok()) first = st;
     for (CommWork& w : work)
       if (!w.done) {
-        if (w.running) (void)w.comm->failedRun(st, w.current.desc);
+        if (w.running) (void)w.comm->failedRun(st, w.current);
         w.done = true;
       }
   };
@@ -178,7 +181,7 @@ Status runGroup(std::vector<Queued>& ops) {
       Status err;
       Executor::Poll p = w.comm->executor->poll(&err);
       if (p == Executor::Poll::Failed) {
-        Status st = w.comm->failedRun(err, w.current.desc);
+        Status st = w.comm->failedRun(err, w.current);
         w.running = false;
         w.done = true;
         failAll(st);
@@ -189,7 +192,7 @@ Status runGroup(std::vector<Queued>& ops) {
         w.running = false;
         if (!st.ok()) {
           w.done = true;
-          failAll(w.comm->failedRun(st, w.current.desc));
+          failAll(w.comm->failedRun(st, w.current));
           break;
         }
         ++w.next;
@@ -208,7 +211,7 @@ Status runGroup(std::vector<Queued>& ops) {
         if (w.done || !w.running) continue;
         Status st = w.comm->executor->checkIdle();
         if (!st.ok()) {
-          Status named = w.comm->failedRun(st, w.current.desc);
+          Status named = w.comm->failedRun(st, w.current);
           w.running = false;
           w.done = true;
           failAll(named);

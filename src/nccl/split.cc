@@ -13,15 +13,14 @@ using namespace chorus::nccl;
 
 namespace {
 
-Status splitInto(ncclComm& parent, int color, int key, const ncclConfig_t* config,
-                 ncclComm_t* newcomm) {
+// Makes the child handle around what `make` builds from the parent's core (split or shrink).
+template <typename Make>
+Status childOf(ncclComm& parent, const ncclConfig_t* config, ncclComm_t* newcomm, Make make) {
   auto child = std::make_unique<ncclComm>();
   CHORUS_RETURN_IF_ERROR(childSettings(parent.settings, config, &child->settings));
   std::unique_ptr<Communicator> core;
-  // Negative colors other than NOCOLOR are refused above; the core reads any color < 0 as
-  // "not in a new communicator".
-  CHORUS_RETURN_IF_ERROR(parent.core->split(color, key, child->settings.core, &core));
-  if (!core) return Status::Ok();  // NCCL_SPLIT_NOCOLOR: *newcomm stays NULL
+  CHORUS_RETURN_IF_ERROR(make(child->settings.core, &core));
+  if (!core) return Status::Ok();  // not a member: *newcomm stays NULL
   child->rank = core->rank();
   child->nranks = core->size();
   child->cudaDev = parent.cudaDev;
@@ -52,6 +51,15 @@ Status checkExcludeList(const ncclComm& c, const int* list, int count, bool* exc
 
 }  // namespace
 
+static Status splitInto(ncclComm& parent, int color, int key, const ncclConfig_t* config,
+                        ncclComm_t* newcomm) {
+  // Negative colors other than NOCOLOR are refused by the caller; the core reads any color < 0
+  // as "not in a new communicator".
+  return childOf(parent, config, newcomm, [&](const Config& c, std::unique_ptr<Communicator>* out) {
+    return parent.core->split(color, key, c, out);
+  });
+}
+
 extern "C" ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, ncclComm_t* newcomm,
                                        ncclConfig_t* config) {
   return guard("ncclCommSplit", [&]() -> Status {
@@ -67,11 +75,9 @@ extern "C" ncclResult_t pncclCommSplit(ncclComm_t comm, int color, int key, nccl
 }
 NCCL_WEAK_ALIAS(ncclCommSplit);
 
-// Shrink is a split in which the listed ranks take NCCL_SPLIT_NOCOLOR and the rest keep their
-// order. Like any split it needs every parent rank to take part: after a real failure the
-// dead ranks cannot, and the survivors' shrink fails at the timeout instead of completing.
-// Rebuilding from survivors alone needs a bootstrap that can exclude peers; until the core has
-// one, make a new communicator from a fresh unique id instead.
+// Shrink: the ranks not listed make a new communicator by themselves (Communicator::shrink),
+// so it works after the listed ranks died. NCCL_SHRINK_ABORT first aborts what the parent is
+// doing, as NCCL does when a rank failed mid-operation.
 extern "C" ncclResult_t pncclCommShrink(ncclComm_t comm, int* excludeRanksList,
                                         int excludeRanksCount, ncclComm_t* newcomm,
                                         ncclConfig_t* config, int shrinkFlags) {
@@ -85,7 +91,11 @@ extern "C" ncclResult_t pncclCommShrink(ncclComm_t comm, int* excludeRanksList,
                                      " is not NCCL_SHRINK_DEFAULT or NCCL_SHRINK_ABORT");
     bool excluded = false;
     CHORUS_RETURN_IF_ERROR(checkExcludeList(*c, excludeRanksList, excludeRanksCount, &excluded));
-    return splitInto(*c, excluded ? NCCL_SPLIT_NOCOLOR : 0, c->rank, config, newcomm);
+    if (shrinkFlags == NCCL_SHRINK_ABORT) c->core->abort();
+    std::vector<int> exclude(excludeRanksList, excludeRanksList + excludeRanksCount);
+    return childOf(*c, config, newcomm, [&](const Config& cfg, std::unique_ptr<Communicator>* out) {
+      return c->core->shrink(exclude, cfg, out);
+    });
   });
 }
 NCCL_WEAK_ALIAS(ncclCommShrink);

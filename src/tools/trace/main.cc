@@ -1,0 +1,82 @@
+// chorus-trace: merges the flight recorder dumps of a communicator's ranks (written on timeout,
+// abort and SIGUSR1; docs/flight-recorder.md) into one Chrome/Perfetto trace, and says which
+// rank the others wait on.
+//   chorus-trace [-o trace.json] /tmp/chorus-trace-<comm>-rank*.json
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "tools/trace/chrome_trace.h"
+#include "tools/trace/diagnose.h"
+#include "tools/trace/dumps.h"
+
+namespace {
+
+int usage(FILE* to, int code) {
+  fprintf(to,
+          "usage: chorus-trace [-o trace.json] DUMP...\n"
+          "Merges flight recorder dumps (one per rank, written on timeout, abort and SIGUSR1 to\n"
+          "CHORUS_TRACE_DIR) into a Chrome/Perfetto trace (default chorus-trace.json; open it in\n"
+          "ui.perfetto.dev or chrome://tracing) and names the rank the others wait on.\n");
+  return code;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string outPath = "chorus-trace.json";
+  std::vector<std::string> paths;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "-h" || a == "--help") return usage(stdout, 0);
+    if (a == "-o" || a == "--output") {
+      if (i + 1 >= argc) return fprintf(stderr, "chorus-trace: %s needs a file name\n", a.c_str()), 2;
+      outPath = argv[++i];
+    } else if (a.rfind("--output=", 0) == 0) {
+      outPath = a.substr(9);
+    } else if (!a.empty() && a[0] == '-') {
+      fprintf(stderr, "chorus-trace: unknown option '%s'\n", a.c_str());
+      return usage(stderr, 2);
+    } else {
+      paths.push_back(a);
+    }
+  }
+  if (paths.empty()) return usage(stderr, 2);
+  std::vector<chorus::trace::Dump> dumps;
+  for (const std::string& p : paths) {
+    chorus::trace::Dump d;
+    chorus::Status st = chorus::trace::readDump(p, &d);
+    if (!st.ok()) return fprintf(stderr, "chorus-trace: %s\n", st.message().c_str()), 1;
+    if (!dumps.empty() && (d.comm != dumps[0].comm || d.size != dumps[0].size))
+      return fprintf(stderr,
+                     "chorus-trace: %s is of communicator %s (%d ranks), %s of %s (%d ranks): "
+                     "give the dumps of one communicator\n",
+                     p.c_str(), d.comm.c_str(), d.size, dumps[0].path.c_str(),
+                     dumps[0].comm.c_str(), dumps[0].size),
+             1;
+    for (const auto& o : dumps)
+      if (o.rank == d.rank)
+        return fprintf(stderr, "chorus-trace: %s and %s are both rank %d\n", o.path.c_str(),
+                       p.c_str(), d.rank),
+               1;
+    dumps.push_back(std::move(d));
+  }
+  std::ofstream out(outPath);
+  out << chorus::trace::chromeTrace(dumps);
+  if (!out) return fprintf(stderr, "chorus-trace: cannot write %s\n", outPath.c_str()), 1;
+  size_t calls = 0;
+  for (const auto& d : dumps) calls += d.entries.size();
+  printf("%zu dump(s) of communicator %s (%d ranks), %zu calls: trace in %s\n", dumps.size(),
+         dumps[0].comm.c_str(), dumps[0].size, calls, outPath.c_str());
+  for (const auto& d : dumps) {
+    const chorus::trace::Entry* e = d.last();
+    printf("  rank %d (%s): %s; last call %s%s\n", d.rank, d.host.c_str(), d.reason.c_str(),
+           e ? (e->label() + ", " + e->state).c_str() : "none",
+           e && e->waitRank >= 0 ? (", waiting on rank " + std::to_string(e->waitRank)).c_str()
+                                 : "");
+  }
+  printf("%s\n", chorus::trace::diagnose(dumps).text.c_str());
+  return 0;
+}
