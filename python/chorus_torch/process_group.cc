@@ -20,7 +20,9 @@ using WorkPtr = c10::intrusive_ptr<c10d::Work>;
 // the group's name, so groups made by new_group() do not collide.
 constexpr const char* kUniqueIdKey = "chorus_unique_id";
 
-char* bytes(const at::Tensor& t) { return static_cast<char*>(t.data_ptr()); }
+char* bytes(const at::Tensor& t) {
+  return static_cast<char*>(t.data_ptr());
+}
 
 // One flat tensor holding `ts` back to back (the contiguous buffer Chorus's list-free calls
 // take), made on the worker thread so the call itself returns at once.
@@ -61,9 +63,13 @@ c10::intrusive_ptr<c10d::ProcessGroup> ProcessGroupChorus::create(
     try {
       store->wait({kUniqueIdKey}, deadline);
     } catch (const std::exception& e) {
-      TORCH_CHECK(false, at, "rank 0 did not publish Chorus's unique id in the rendezvous store "
-                  "within ", config.timeoutSec, " s (is rank 0 running, and did it import "
-                  "chorus_torch?): ", e.what());
+      TORCH_CHECK(false, at,
+                  "rank 0 did not publish Chorus's unique id in the rendezvous store "
+                  "within ",
+                  config.timeoutSec,
+                  " s (is rank 0 running, and did it import "
+                  "chorus_torch?): ",
+                  e.what());
     }
     const std::vector<uint8_t> v = store->get(kUniqueIdKey);
     TORCH_CHECK(v.size() == sizeof(id.bytes), at, "the unique id in the store has ", v.size(),
@@ -78,40 +84,37 @@ c10::intrusive_ptr<c10d::ProcessGroup> ProcessGroupChorus::create(
 
 ProcessGroupChorus::ProcessGroupChorus(std::unique_ptr<chorus::Communicator> comm, int rank,
                                        int size)
-    : ProcessGroup(rank, size), worker_(std::make_unique<Worker>(std::move(comm))) {
+    : ProcessGroup(rank, size), worker_(std::make_shared<Worker>(std::move(comm))) {
   init();
 }
 
 ProcessGroupChorus::~ProcessGroupChorus() = default;
 
 void ProcessGroupChorus::checkRoot(int64_t root, const char* op) const {
-  TORCH_CHECK(root >= 0 && root < size_, where(op, rank_, size_), "root ", root,
-              " is outside [0, ", size_, ")");
+  TORCH_CHECK(root >= 0 && root < size_, where(op, rank_, size_), "root ", root, " is outside [0, ",
+              size_, ")");
 }
 
-WorkPtr ProcessGroupChorus::enqueue(OpType type, const char* name,
-                                    std::vector<at::Tensor> outputs, Op op) {
+WorkPtr ProcessGroupChorus::enqueue(OpType type, const char* name, std::vector<at::Tensor> outputs,
+                                    Op op) {
   auto work = c10::make_intrusive<ChorusWork>(rank_, type, std::move(outputs));
   op.work = work;
   op.what = "rank " + std::to_string(rank_) + " of " + std::to_string(size_) + ", " + name;
-  if (coalescing_ && op.p2p) {
-    coalesced_.push_back(std::move(op));
+  if (op.p2p) {
+    work->setStart([weak = std::weak_ptr<Worker>(worker_)] {
+      if (auto w = weak.lock()) w->flush();
+    });
+    worker_->hold(std::move(op));
     return work;
   }
-  if (!coalesced_.empty()) worker_->post(std::move(coalesced_));  // keep the caller's order
-  coalesced_.clear();
   std::vector<Op> batch;
   batch.push_back(std::move(op));
   worker_->post(std::move(batch));
   return work;
 }
 
-void ProcessGroupChorus::startCoalescing() { coalescing_ = true; }
-
 void ProcessGroupChorus::endCoalescing(std::vector<WorkPtr>& /*reqs: already handed out*/) {
-  coalescing_ = false;
-  if (!coalesced_.empty()) worker_->post(std::move(coalesced_));
-  coalesced_.clear();
+  worker_->flush();
 }
 
 WorkPtr ProcessGroupChorus::broadcast(std::vector<at::Tensor>& tensors,
@@ -147,8 +150,8 @@ WorkPtr ProcessGroupChorus::allreduce_coalesced(std::vector<at::Tensor>& tensors
   checkTensors(tensors, tensors[0], false, name, rank_, size_);
   const chorus::DataType dt = chorusType(tensors[0], name, rank_, size_);
   at::Tensor scalar;
-  const chorus::Reduction r = chorusReduction(opts.reduceOp, tensors[0], &scalar, name, rank_,
-                                              size_);
+  const chorus::Reduction r =
+      chorusReduction(opts.reduceOp, tensors[0], &scalar, name, rank_, size_);
   // One call over the tensors packed together, then unpacked: fewer, larger messages.
   auto flat = std::make_shared<at::Tensor>();
   Op op;
@@ -201,9 +204,9 @@ WorkPtr ProcessGroupChorus::_allgather_base(at::Tensor& output, at::Tensor& inpu
   const char* name = "allgather_into_tensor";
   checkTensor(input, name, rank_, size_);
   checkTensors({output}, input, false, name, rank_, size_);
-  TORCH_CHECK(output.numel() == size_ * input.numel(), where(name, rank_, size_),
-              "the output has ", output.numel(), " elements but must have world size x input = ",
-              size_, " x ", input.numel());
+  TORCH_CHECK(output.numel() == size_ * input.numel(), where(name, rank_, size_), "the output has ",
+              output.numel(), " elements but must have world size x input = ", size_, " x ",
+              input.numel());
   const chorus::DataType dt = chorusType(input, name, rank_, size_);
   Op op;
   op.issue = [input, output, dt](chorus::Communicator& c) {
@@ -230,8 +233,8 @@ WorkPtr ProcessGroupChorus::gather(std::vector<std::vector<at::Tensor>>& outputs
     flat = at::empty({size_ * in.numel()}, in.options());
     outs = outputs[0];
   } else {
-    TORCH_CHECK(outputs.empty(), where(name, rank_, size_),
-                "only the root (rank ", root, ") passes output tensors");
+    TORCH_CHECK(outputs.empty(), where(name, rank_, size_), "only the root (rank ", root,
+                ") passes output tensors");
   }
   Op op;
   op.issue = [in, flat, dt, root](chorus::Communicator& c) {
@@ -258,8 +261,8 @@ WorkPtr ProcessGroupChorus::scatter(std::vector<at::Tensor>& outputs,
     checkTensors(inputs[0], out, true, name, rank_, size_);
     ins = inputs[0];
   } else {
-    TORCH_CHECK(inputs.empty(), where(name, rank_, size_),
-                "only the root (rank ", root, ") passes input tensors");
+    TORCH_CHECK(inputs.empty(), where(name, rank_, size_), "only the root (rank ", root,
+                ") passes input tensors");
   }
   Op op;
   op.issue = [ins, out, dt, root](chorus::Communicator& c) {
@@ -295,9 +298,9 @@ WorkPtr ProcessGroupChorus::_reduce_scatter_base(at::Tensor& output, at::Tensor&
   const char* name = "reduce_scatter_tensor";
   checkTensor(output, name, rank_, size_);
   checkTensors({input}, output, false, name, rank_, size_);
-  TORCH_CHECK(input.numel() == size_ * output.numel(), where(name, rank_, size_),
-              "the input has ", input.numel(), " elements but must have world size x output = ",
-              size_, " x ", output.numel());
+  TORCH_CHECK(input.numel() == size_ * output.numel(), where(name, rank_, size_), "the input has ",
+              input.numel(), " elements but must have world size x output = ", size_, " x ",
+              output.numel());
   const chorus::DataType dt = chorusType(output, name, rank_, size_);
   at::Tensor scalar;
   const chorus::Reduction r = chorusReduction(opts.reduceOp, output, &scalar, name, rank_, size_);
@@ -308,10 +311,9 @@ WorkPtr ProcessGroupChorus::_reduce_scatter_base(at::Tensor& output, at::Tensor&
   return enqueue(OpType::_REDUCE_SCATTER_BASE, name, {output}, std::move(op));
 }
 
-WorkPtr ProcessGroupChorus::allToAllV(const char* name, OpType type, at::Tensor out,
-                                      at::Tensor in, std::vector<int64_t> recvCounts,
-                                      std::vector<int64_t> sendCounts,
-                                      std::function<void()> finish,
+WorkPtr ProcessGroupChorus::allToAllV(const char* name, OpType type, at::Tensor out, at::Tensor in,
+                                      std::vector<int64_t> recvCounts,
+                                      std::vector<int64_t> sendCounts, std::function<void()> finish,
                                       std::vector<at::Tensor> outputs) {
   const chorus::DataType dt = chorusType(in, name, rank_, size_);
   const int size = size_;
@@ -345,9 +347,10 @@ WorkPtr ProcessGroupChorus::alltoall_base(at::Tensor& output, at::Tensor& input,
   checkTensors({output}, input, false, name, rank_, size_);
   if (outputSplits.empty() && inputSplits.empty()) {
     TORCH_CHECK(input.numel() == output.numel() && input.numel() % size_ == 0,
-                where(name, rank_, size_), "without splits the input and output need the same "
-                "number of elements, divisible by the world size ", size_, " (input ",
-                input.numel(), ", output ", output.numel(), ")");
+                where(name, rank_, size_),
+                "without splits the input and output need the same "
+                "number of elements, divisible by the world size ",
+                size_, " (input ", input.numel(), ", output ", output.numel(), ")");
     const chorus::DataType dt = chorusType(input, name, rank_, size_);
     Op op;
     op.issue = [input, output, dt, size = size_](chorus::Communicator& c) {
@@ -389,10 +392,10 @@ WorkPtr ProcessGroupChorus::alltoall(std::vector<at::Tensor>& outputs,
                                      std::vector<at::Tensor>& inputs,
                                      const c10d::AllToAllOptions&) {
   const char* name = "all_to_all";
-  TORCH_CHECK(outputs.size() == static_cast<size_t>(size_) &&
-                  inputs.size() == static_cast<size_t>(size_),
-              where(name, rank_, size_), "expected ", size_, " input and ", size_,
-              " output tensors, got ", inputs.size(), " and ", outputs.size());
+  TORCH_CHECK(
+      outputs.size() == static_cast<size_t>(size_) && inputs.size() == static_cast<size_t>(size_),
+      where(name, rank_, size_), "expected ", size_, " input and ", size_, " output tensors, got ",
+      inputs.size(), " and ", outputs.size());
   checkTensor(inputs[0], name, rank_, size_);
   checkTensors(inputs, inputs[0], false, name, rank_, size_);
   checkTensors(outputs, inputs[0], false, name, rank_, size_);
@@ -407,8 +410,9 @@ WorkPtr ProcessGroupChorus::alltoall(std::vector<at::Tensor>& outputs,
   at::Tensor in = flatten(inputs);
   at::Tensor out = at::empty({recvTotal}, inputs[0].options());
   std::vector<at::Tensor> outs = outputs;
-  return allToAllV(name, OpType::ALLTOALL, out, in, std::move(recvCounts), std::move(sendCounts),
-                   [out, outs]() mutable { unflatten(out, outs); }, outputs);
+  return allToAllV(
+      name, OpType::ALLTOALL, out, in, std::move(recvCounts), std::move(sendCounts),
+      [out, outs]() mutable { unflatten(out, outs); }, outputs);
 }
 
 WorkPtr ProcessGroupChorus::send(std::vector<at::Tensor>& tensors, int dstRank, int /*tag*/) {

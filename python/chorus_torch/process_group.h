@@ -3,11 +3,10 @@
 // once), then queues the operation on the group's Worker and returns its ChorusWork.
 #pragma once
 
-#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
-#include <torch/csrc/distributed/c10d/Store.hpp>
-
 #include <chrono>
 #include <memory>
+#include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
 #include <vector>
 
 #include "worker.h"
@@ -19,9 +18,9 @@ class ProcessGroupChorus : public c10d::ProcessGroup {
   // Rank 0 makes a Chorus unique id (bootstrap address + job secret) and publishes it in the
   // store torch's rendezvous gave this group; the others read it, then all join. Chorus's
   // deadline is CHORUS_TIMEOUT when set, else the group's timeout.
-  static c10::intrusive_ptr<c10d::ProcessGroup> create(
-      const c10::intrusive_ptr<c10d::Store>& store, int rank, int size,
-      std::chrono::duration<float> timeout);
+  static c10::intrusive_ptr<c10d::ProcessGroup> create(const c10::intrusive_ptr<c10d::Store>& store,
+                                                       int rank, int size,
+                                                       std::chrono::duration<float> timeout);
 
   ProcessGroupChorus(std::unique_ptr<chorus::Communicator> comm, int rank, int size);
   ~ProcessGroupChorus() override;
@@ -65,27 +64,24 @@ class ProcessGroupChorus : public c10d::ProcessGroup {
                                       int tag) override;
   c10::intrusive_ptr<c10d::Work> barrier(const c10d::BarrierOptions& opts) override;
 
-  // batch_isend_irecv: the sends and receives issued in between are queued as one batch.
-  void startCoalescing() override;
+  // The end of batch_isend_irecv starts the sends and receives it held (see worker.h).
   void endCoalescing(std::vector<c10::intrusive_ptr<c10d::Work>>& reqs) override;
 
  private:
-  // Makes the op's ChorusWork and queues it (or holds it while coalescing).
+  // Makes the op's ChorusWork and queues it (or holds it, point-to-point ops).
   c10::intrusive_ptr<c10d::Work> enqueue(c10d::OpType type, const char* name,
                                          std::vector<at::Tensor> outputs, Op op);
   void checkRoot(int64_t root, const char* op) const;
   // Personalised exchange with per-peer element counts and offsets (alltoall with splits,
   // list alltoall): one Chorus group of sends and receives.
-  c10::intrusive_ptr<c10d::Work> allToAllV(const char* name, c10d::OpType type,
-                                           at::Tensor out, at::Tensor in,
-                                           std::vector<int64_t> recvCounts,
+  c10::intrusive_ptr<c10d::Work> allToAllV(const char* name, c10d::OpType type, at::Tensor out,
+                                           at::Tensor in, std::vector<int64_t> recvCounts,
                                            std::vector<int64_t> sendCounts,
                                            std::function<void()> finish,
                                            std::vector<at::Tensor> outputs);
 
-  std::unique_ptr<Worker> worker_;
-  bool coalescing_ = false;  // caller's thread only, like every call of a process group
-  std::vector<Op> coalesced_;
+  // Shared with the works of held ops, which may outlive the group (they hold a weak_ptr).
+  std::shared_ptr<Worker> worker_;
 };
 
 }  // namespace chorus_torch

@@ -1,6 +1,7 @@
 #include "tensor_args.h"
 
 #include <c10/util/Exception.h>
+
 #include <torch/csrc/distributed/c10d/Types.hpp>
 
 namespace chorus_torch {
@@ -43,8 +44,8 @@ void checkTensor(const at::Tensor& t, const char* op, int rank, int size) {
   TORCH_CHECK(t.device().is_cpu(), where(op, rank, size), "the tensor is on ", t.device(),
               ", but this build of the chorus backend moves CPU tensors only (no CUDA device "
               "path yet); move it with .cpu(), or use the nccl backend for GPU tensors");
-  TORCH_CHECK(t.is_contiguous(), where(op, rank, size),
-              "the tensor is not contiguous (sizes ", t.sizes(), ", strides ", t.strides(),
+  TORCH_CHECK(t.is_contiguous(), where(op, rank, size), "the tensor is not contiguous (sizes ",
+              t.sizes(), ", strides ", t.strides(),
               "); pass t.contiguous() and copy the result back if needed");
   chorusType(t, op, rank, size);
 }

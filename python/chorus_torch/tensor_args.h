@@ -4,9 +4,9 @@
 #pragma once
 
 #include <ATen/ATen.h>
-#include <torch/csrc/distributed/c10d/Types.hpp>
 
 #include <string>
+#include <torch/csrc/distributed/c10d/Types.hpp>
 #include <vector>
 
 #include "chorus/communicator.h"
@@ -30,7 +30,6 @@ chorus::DataType chorusType(const at::Tensor& t, const char* op, int rank, int s
 // The op plus, for PREMUL_SUM, its factor as a one-element tensor of `t`'s dtype (kept in
 // `scalarHolder` so the pointer in the Reduction stays valid until the call runs).
 chorus::Reduction chorusReduction(const c10d::ReduceOp& op, const at::Tensor& t,
-                                  at::Tensor* scalarHolder, const char* opName, int rank,
-                                  int size);
+                                  at::Tensor* scalarHolder, const char* opName, int rank, int size);
 
 }  // namespace chorus_torch

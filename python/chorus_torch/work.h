@@ -4,9 +4,10 @@
 #pragma once
 
 #include <ATen/core/ivalue.h>
-#include <torch/csrc/distributed/c10d/Work.hpp>
 
 #include <exception>
+#include <functional>
+#include <torch/csrc/distributed/c10d/Work.hpp>
 #include <vector>
 
 namespace chorus_torch {
@@ -19,10 +20,21 @@ class ChorusWork : public c10d::Work {
   // tensors, or with `error`).
   void complete(std::exception_ptr error);
 
+  // For held point-to-point ops (see worker.h): what starts them. Waiting for, polling or
+  // taking the future of this work calls it first.
+  void setStart(std::function<void()> start) { start_ = std::move(start); }
+
+  bool wait(std::chrono::milliseconds timeout) override;
+  bool isCompleted() override;
   std::vector<at::Tensor> result() override { return outputs_; }
-  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
+  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override;
 
  private:
+  void start() {
+    if (start_) start_();
+  }
+
+  std::function<void()> start_;
   std::vector<at::Tensor> outputs_;
   c10::intrusive_ptr<c10::ivalue::Future> future_;
 };

@@ -11,12 +11,6 @@ std::exception_ptr failure(const Op& op, const std::string& message) {
   return std::make_exception_ptr(std::runtime_error("chorus backend, " + op.what + ": " + message));
 }
 
-bool allP2p(const std::vector<Op>& batch) {
-  for (const Op& op : batch)
-    if (!op.p2p) return false;
-  return true;
-}
-
 }  // namespace
 
 Worker::Worker(std::unique_ptr<chorus::Communicator> comm)
@@ -25,16 +19,38 @@ Worker::Worker(std::unique_ptr<chorus::Communicator> comm)
 Worker::~Worker() {
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    queueHeldLocked();
     stopping_ = true;
   }
   cv_.notify_all();
   thread_.join();
 }
 
+void Worker::queueHeldLocked() {
+  if (held_.empty()) return;
+  queue_.push_back(std::move(held_));
+  held_.clear();
+}
+
 void Worker::post(std::vector<Op> batch) {
   {
     std::lock_guard<std::mutex> lock(mutex_);
+    queueHeldLocked();  // the caller's order
     queue_.push_back(std::move(batch));
+  }
+  cv_.notify_one();
+}
+
+void Worker::hold(Op op) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  held_.push_back(std::move(op));
+}
+
+void Worker::flush() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (held_.empty()) return;
+    queueHeldLocked();
   }
   cv_.notify_one();
 }
@@ -48,13 +64,6 @@ void Worker::loop() {
       if (queue_.empty()) break;  // stopping, with nothing left to run
       batch = std::move(queue_.front());
       queue_.pop_front();
-      // Point-to-point batches queued back to back join this one: a rank's isend and the
-      // irecv it posts right after must be in flight together, or two ranks that both send
-      // first would wait on each other.
-      while (allP2p(batch) && !queue_.empty() && allP2p(queue_.front())) {
-        for (Op& op : queue_.front()) batch.push_back(std::move(op));
-        queue_.pop_front();
-      }
     }
     run(batch);
   }

@@ -3,10 +3,13 @@
 // call returns at once and DDP's bucket allreduces overlap the rest of backward.
 //
 // An operation is two steps run on this thread: `issue` makes the Chorus call(s), `finish`
-// copies results into torch's output tensors once they are complete. Consecutive
-// point-to-point operations are issued inside one Chorus group, so sends and receives that
-// match across ranks complete whatever order each rank posted them in (isend then irecv on
-// both sides included) - as do the batches of torch's batch_isend_irecv, queued as one.
+// copies results into torch's output tensors once they are complete.
+//
+// Point-to-point operations are held back, not run one by one: a Chorus send larger than the
+// transport's buffering waits for the peer's receive, so two ranks that each isend() and then
+// irecv() would each block in its send. Held operations are queued together, as one Chorus
+// group (in which matched sends and receives complete in any posting order), when the caller
+// waits for or polls any of them, makes any other call, or ends a batch_isend_irecv.
 #pragma once
 
 #include <condition_variable>
@@ -25,7 +28,7 @@ namespace chorus_torch {
 
 struct Op {
   std::string what;  // "rank 1 of 4, allreduce" - prefixed to Chorus's error text
-  bool p2p = false;  // send/recv: may share a Chorus group with its neighbours in the queue
+  bool p2p = false;  // send/recv: held, then run in one Chorus group with the other held ones
   std::function<chorus::Status(chorus::Communicator&)> issue;
   std::function<void()> finish;  // optional; runs only when issue succeeded
   c10::intrusive_ptr<ChorusWork> work;
@@ -40,17 +43,23 @@ class Worker {
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;
 
-  // Queues a batch that runs as one Chorus group when it holds several point-to-point ops.
+  // Queues a batch (after whatever is held); several point-to-point ops run as one group.
   void post(std::vector<Op> batch);
+  // Holds a point-to-point op until flush() or the next post().
+  void hold(Op op);
+  // Queues the held ops as one batch. Any thread.
+  void flush();
 
  private:
   void loop();
+  void queueHeldLocked();
   void run(std::vector<Op>& batch);
 
   std::unique_ptr<chorus::Communicator> comm_;
   std::mutex mutex_;
   std::condition_variable cv_;
   std::deque<std::vector<Op>> queue_;  // guarded by mutex_
+  std::vector<Op> held_;               // guarded by mutex_
   bool stopping_ = false;              // guarded by mutex_
   std::thread thread_;
 };
