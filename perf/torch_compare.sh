@@ -6,7 +6,8 @@
 #     per rank), with 2 and 4 processes, ROUNDS runs per backend alternating chorus/gloo; each
 #     run trains 2 epochs on the first TRAIN samples and the second epoch's samples/s counts.
 # Writes JSON and tables into OUT and the plot docs/pytorch.png (gnuplot).
-#   perf/torch_compare.sh [-n "2 4"] [-r ROUNDS] [-t TRAIN] [-o OUT] [-b BUILD_DIR]
+#   perf/torch_compare.sh [-n "2 4"] [-r ROUNDS] [-t TRAIN] [-o OUT] [-b BUILD_DIR] [-B]
+# -B pins local rank i to CPU i (both backends alike); torchrun itself leaves ranks unpinned.
 # Timings are only meaningful on a quiet machine: the load is printed before and after.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -15,6 +16,7 @@ RANKS="2 4"
 ROUNDS=5
 TRAIN=15360
 OUT="$ROOT/perf/results/torch"
+BIND=()
 while (($#)); do
   case "$1" in
     -n) RANKS="$2"; shift 2 ;;
@@ -22,7 +24,8 @@ while (($#)); do
     -t) TRAIN="$2"; shift 2 ;;
     -o) OUT="$2"; shift 2 ;;
     -b) BUILD="$2"; shift 2 ;;
-    *) echo "usage: $0 [-n \"2 4\"] [-r rounds] [-t train_samples] [-o out_dir] [-b build_dir]" >&2
+    -B) BIND=(--bind); shift ;;
+    *) echo "usage: $0 [-n \"2 4\"] [-r rounds] [-t train_samples] [-o out_dir] [-b build_dir] [-B]" >&2
        exit 2 ;;
   esac
 done
@@ -42,15 +45,16 @@ torchrun() {
 mkdir -p "$OUT"
 {
   echo "# $(date -u +%FT%TZ) $(git -C "$ROOT" rev-parse --short HEAD) on $(getconf _NPROCESSORS_ONLN) CPUs"
+  echo "# ranks pinned to CPUs: ${BIND[*]:-no (as torchrun leaves them)}; DDP: $ROUNDS runs per backend, $TRAIN samples"
   echo "# load before: $(uptime)"
   for n in $RANKS; do
-    torchrun "$n" "$ROOT/perf/torch_allreduce.py" --json "$OUT/allreduce-$n.json"
+    torchrun "$n" "$ROOT/perf/torch_allreduce.py" "${BIND[@]}" --json "$OUT/allreduce-$n.json"
     echo
   done
   for n in $RANKS; do
     for r in $(seq "$ROUNDS"); do
       for b in chorus gloo; do
-        torchrun "$n" "$ROOT/perf/pytorch_ddp.py" --backend "$b" --epochs 2 --train-limit "$TRAIN" \
+        torchrun "$n" "$ROOT/perf/pytorch_ddp.py" --backend "$b" --epochs 2 --train-limit "$TRAIN" "${BIND[@]}" \
           --json "$OUT/ddp-$b-$n-$r.json" >/dev/null
       done
     done

@@ -61,7 +61,8 @@ set xlabel 'message size (bytes)'
 set ylabel 'busbw (GB/s), median of rounds'
 set key top left
 set grid
-set format x '%.0b%B'
+set format y '%g'
+set xtics ("8" 8, "128" 128, "2K" 2048, "32K" 32768, "512K" 524288, "8M" 8388608, "64M" 67108864)
 plot {', '.join(curves)}
 """
     try:
