@@ -17,8 +17,8 @@ class ProcessGroupChorus : public c10d::ProcessGroup {
  public:
   // Rank 0 makes a Chorus unique id (bootstrap address + job secret) and publishes it in the
   // store torch's rendezvous gave this group; the others read it, then all join. Settings
-  // come from the CHORUS_* variables, except two defaults: Chorus's deadline is the group's
-  // timeout unless CHORUS_TIMEOUT is set, and waits do not spin unless CHORUS_SPIN_NS is set.
+  // come from the CHORUS_* variables, except that Chorus's deadline is the group's timeout
+  // unless CHORUS_TIMEOUT is set.
   static c10::intrusive_ptr<c10d::ProcessGroup> create(const c10::intrusive_ptr<c10d::Store>& store,
                                                        int rank, int size,
                                                        std::chrono::duration<float> timeout);
