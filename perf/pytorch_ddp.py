@@ -1,11 +1,13 @@
 #!/usr/bin/python3
-"""The chorus-train job in PyTorch DDP (gloo, CPU), for a side-by-side comparison.
+"""The chorus-train job in PyTorch DDP (gloo or chorus backend, CPU), for side-by-side comparisons.
 
 Same data (Debian's dataset-fashion-mnist IDX files), same model (784-512-256-10 MLP, ReLU,
 softmax cross-entropy, nn.Linear's default init), same optimiser (SGD, momentum, no weight
 decay), same global batch split into contiguous per-rank shares. Launch the usual way:
     torchrun --standalone --nproc_per_node 2 perf/pytorch_ddp.py --epochs 3
+    PYTHONPATH=build/python torchrun ... perf/pytorch_ddp.py --backend chorus
 Prints one line per epoch (rank 0) and, with --json PATH, the same as JSON.
+tests/torch/ddp_test.py imports load() and make_model() from here.
 """
 import argparse
 import gzip
@@ -36,6 +38,18 @@ def load(data_dir, prefix, limit):
     return x, torch.from_numpy(y.astype(np.int64))
 
 
+def bind_local_rank():
+    """Pins this process (and the threads it starts later: torch's, the backend's) to one CPU.
+    Unpinned ranks on a 2-core VM were seen sharing one core for whole epochs."""
+    cpus = sorted(os.sched_getaffinity(0))
+    os.sched_setaffinity(0, {cpus[int(os.environ.get("LOCAL_RANK", "0")) % len(cpus)]})
+
+
+def make_model():
+    return nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 256), nn.ReLU(),
+                         nn.Linear(256, 10))
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--epochs", type=int, default=3)
@@ -46,20 +60,26 @@ def main():
     p.add_argument("--train-limit", type=int, default=0)
     p.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
     p.add_argument("--json", default="")
+    p.add_argument("--backend", default="gloo", help="gloo, or chorus (needs chorus_torch)")
+    p.add_argument("--bind", action="store_true",
+                   help="pin local rank i to the i-th allowed CPU (modulo), as chorus-run does")
     a = p.parse_args()
+    if a.bind:
+        bind_local_rank()
 
     torch.set_num_threads(1)  # one thread per rank, like chorus-train's BLAS
     distributed = "WORLD_SIZE" in os.environ
     if distributed:
-        dist.init_process_group("gloo")
+        if a.backend == "chorus":
+            import chorus_torch  # noqa: F401  registers the backend
+        dist.init_process_group(a.backend)
     rank = dist.get_rank() if distributed else 0
     size = dist.get_world_size() if distributed else 1
 
     xtr, ytr = load(a.data, "train", a.train_limit)
     xte, yte = load(a.data, "t10k", 0)
     torch.manual_seed(a.seed)
-    model = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 256), nn.ReLU(),
-                          nn.Linear(256, 10))
+    model = make_model()
     net = nn.parallel.DistributedDataParallel(model) if distributed else model
     opt = torch.optim.SGD(net.parameters(), lr=a.lr, momentum=a.momentum)
 
@@ -93,13 +113,13 @@ def main():
                "step_ms": 1000 * wall / ((seen + a.batch - 1) // a.batch)}
         epochs.append(rec)
         if rank == 0:
-            print(f"pytorch-ddp: {size} rank(s) epoch {epoch}/{a.epochs}: train_loss "
+            print(f"pytorch-ddp ({a.backend}): {size} rank(s) epoch {epoch}/{a.epochs}: train_loss "
                   f"{rec['train_loss']:.4f} test_accuracy {100 * rec['test_accuracy']:.2f}% "
                   f"{rec['samples_per_s']:.0f} samples/s {rec['step_ms']:.2f} ms/step",
                   flush=True)
     if rank == 0 and a.json:
         with open(a.json, "w") as f:
-            json.dump({"ranks": size, "batch": a.batch, "epochs": epochs}, f, indent=1)
+            json.dump({"ranks": size, "batch": a.batch, "backend": a.backend, "epochs": epochs}, f, indent=1)
     if distributed:
         dist.destroy_process_group()
 

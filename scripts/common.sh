@@ -14,7 +14,9 @@ CHORUS_PACKAGES=(cmake g++ make pkg-config libgtest-dev libbenchmark-dev iproute
   # baselines for chorus-bench and the multi-host launcher tests
   libopenmpi-dev openmpi-bin libgloo-dev iperf3
   # the reference trainer: BLAS, IDX loader, data set; pictures: topology and benchmark plots
-  libopenblas-dev zlib1g-dev dataset-fashion-mnist graphviz gnuplot-nox)
+  libopenblas-dev zlib1g-dev dataset-fashion-mnist graphviz gnuplot-nox
+  # the PyTorch backend (python/chorus_torch) and its tests: Debian's torch 1.13 for /usr/bin/python3
+  python3-torch libtorch-dev pybind11-dev python3-dev)
 
 ensure_packages() {
   local missing=()

@@ -1,0 +1,101 @@
+#include "worker.h"
+
+#include <stdexcept>
+
+#include "chorus/group.h"
+
+namespace chorus_torch {
+namespace {
+
+std::exception_ptr failure(const Op& op, const std::string& message) {
+  return std::make_exception_ptr(std::runtime_error("chorus backend, " + op.what + ": " + message));
+}
+
+}  // namespace
+
+Worker::Worker(std::unique_ptr<chorus::Communicator> comm)
+    : comm_(std::move(comm)), thread_([this] { loop(); }) {}
+
+Worker::~Worker() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    queueHeldLocked();
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void Worker::queueHeldLocked() {
+  if (held_.empty()) return;
+  queue_.push_back(std::move(held_));
+  held_.clear();
+}
+
+void Worker::post(std::vector<Op> batch) {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    queueHeldLocked();  // the caller's order
+    queue_.push_back(std::move(batch));
+  }
+  cv_.notify_one();
+}
+
+void Worker::hold(Op op) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  held_.push_back(std::move(op));
+}
+
+void Worker::flush() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (held_.empty()) return;
+    queueHeldLocked();
+  }
+  cv_.notify_one();
+}
+
+void Worker::loop() {
+  for (;;) {
+    std::vector<Op> batch;
+    {
+      std::unique_lock<std::mutex> lock(mutex_);
+      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (queue_.empty()) break;  // stopping, with nothing left to run
+      batch = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    run(batch);
+  }
+}
+
+void Worker::run(std::vector<Op>& batch) {
+  std::vector<chorus::Status> issued(batch.size());
+  chorus::Status groupStatus;
+  const bool grouped = batch.size() > 1;
+  if (grouped) chorus::groupStart();
+  for (size_t i = 0; i < batch.size(); ++i) {
+    try {
+      issued[i] = batch[i].issue(*comm_);
+    } catch (const std::exception& e) {
+      issued[i] = chorus::Status::Internal(e.what());
+    }
+  }
+  if (grouped) groupStatus = chorus::groupEnd();
+  for (size_t i = 0; i < batch.size(); ++i) {
+    Op& op = batch[i];
+    const chorus::Status& st = !issued[i].ok() ? issued[i] : groupStatus;
+    if (!st.ok()) {
+      op.work->complete(failure(op, st.toString()));
+      continue;
+    }
+    try {
+      if (op.finish) op.finish();
+      op.work->complete(nullptr);
+    } catch (const std::exception& e) {
+      op.work->complete(failure(op, e.what()));
+    }
+  }
+}
+
+}  // namespace chorus_torch
