@@ -319,10 +319,8 @@ TEST(Tcp, ListenerOutOfDescriptorsRestsAndWarnsRarely) {
           close(log);
           if (ports.empty()) return ctx.report("found no listener to call"), 3;
           if (emfile == 0) return ctx.report("accept never ran out of descriptors"), 4;
-          if (used > 0.5 || lines > 5)
-            return ctx.report("%.2f CPU-s and %d log lines (%d EMFILE) in 2 s", used, lines,
-                              emfile),
-                   5;
+          ctx.report("%.3f CPU-s and %d log lines (%d EMFILE) in 2 s", used, lines, emfile);
+          if (used > 0.5 || lines > 5) return 5;
         }
         st = comm->allReduce(&one, &sum, 1, DataType::Int32, {});  // the job goes on
         if (!st.ok() || sum != 2)
@@ -331,6 +329,7 @@ TEST(Tcp, ListenerOutOfDescriptorsRestsAndWarnsRarely) {
       },
       60, withEnv({}));
   EXPECT_EQ(describeFailures(results), "");
+  if (results.size() == 2) printf("[ measured ] rank 1: %s", results[1].report.c_str());
 }
 
 }  // namespace

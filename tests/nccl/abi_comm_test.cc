@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <cstddef>
+#include <thread>
 #include <vector>
 
 #include "nccl.h"
@@ -85,6 +88,55 @@ TEST(NcclAbi, SplitEvenOddAndNoColorThenShrink) {
       return rc;
     for (ncclComm_t c : {half, some, shrunk, world})
       if (c) RANK_NCCL(ncclCommDestroy(c));
+    return 0;
+  });
+  EXPECT_EQ(failures, "");
+}
+
+// A rank that dies (exits without a word) takes no part in the shrink that leaves it out; the
+// survivors' new communicator works, and the dead one's failure was reported, not hung on.
+TEST(NcclAbi, ShrinkAfterARankDied) {
+  std::string failures = runRanks(kRanks, [](int rank, int n, const ncclUniqueId& id) {
+    ncclComm_t world, shrunk = nullptr;
+    RANK_NCCL(ncclCommInitRank(&world, n, id, rank));
+    int v = 1, sum = 0;
+    RANK_NCCL(ncclAllReduce(&v, &sum, 1, ncclInt, ncclSum, world, nullptr));
+    if (rank == 3) _exit(0);  // dies: no destroy, no goodbye
+    ncclResult_t r = ncclAllReduce(&v, &sum, 1, ncclInt, ncclSum, world, nullptr);
+    RANK_REQUIRE(r != ncclSuccess, "an allreduce without rank 3 succeeded");
+    int exclude[] = {3};
+    RANK_NCCL(ncclCommShrink(world, exclude, 1, &shrunk, nullptr, NCCL_SHRINK_ABORT));
+    if (int rc = checkSubComm(shrunk, 3, rank, 0 + 1 + 2, rank)) return rc;
+    RANK_NCCL(ncclCommDestroy(shrunk));
+    RANK_NCCL(ncclCommAbort(world));
+    return 0;
+  });
+  EXPECT_EQ(failures, "");
+}
+
+// ncclCommAbort from another thread returns, and the call it interrupts returns too, long
+// before any timeout (rank 1 never makes the call).
+TEST(NcclAbi, AbortFromAnotherThreadReturns) {
+  std::string failures = runRanks(2, [](int rank, int n, const ncclUniqueId& id) {
+    ncclComm_t comm;
+    RANK_NCCL(ncclCommInitRank(&comm, n, id, rank));
+    if (rank == 1) {
+      sleep(3);
+      return 0;
+    }
+    std::atomic<int> result{-1};
+    auto start = std::chrono::steady_clock::now();
+    std::thread caller([&] {
+      int v = 1, sum = 0;
+      result = int(ncclAllReduce(&v, &sum, 1, ncclInt, ncclSum, comm, nullptr));
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ncclResult_t aborted = ncclCommAbort(comm);
+    caller.join();
+    double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    RANK_REQUIRE(aborted == ncclSuccess, "ncclCommAbort -> %d", int(aborted));
+    RANK_REQUIRE(result != int(ncclSuccess), "the interrupted allreduce succeeded");
+    RANK_REQUIRE(secs < 2.5, "abort took %.2f s to end the call", secs);
     return 0;
   });
   EXPECT_EQ(failures, "");
