@@ -16,8 +16,9 @@ using namespace chorus::boot;
 
 namespace {
 
-const uint8_t kSecret[kSecretBytes] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
-                                       17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31};
+const uint8_t kSecret[kSecretBytes] = {1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11,
+                                       12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 22,
+                                       23, 24, 25, 26, 27, 28, 29, 30, 31};
 const auth::Nonce kListenerNonce = {42, 43, 44};
 
 bool sameAddr(const SockAddr& a, const SockAddr& b) {

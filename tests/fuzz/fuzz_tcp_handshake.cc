@@ -49,8 +49,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   sent.kind = kTcpHelloConnect;
   sent.from = rank;
   sent.to = 1;
-  const bool fieldsAnswer = h.magic == kTcpHelloMagic && h.kind == kTcpHelloAccept &&
-                            h.from == 1 && h.to == rank && h.stream == 0;
+  const bool fieldsAnswer = h.magic == kTcpHelloMagic && h.kind == kTcpHelloAccept && h.from == 1 &&
+                            h.to == rank && h.stream == 0;
   const auth::Mac proof = acceptMac(kSecret, sent, h);
   if (checkAccept(h, sent, kSecret, 1, rank, 0))
     FUZZ_CHECK(fieldsAnswer && memcmp(h.mac, proof.data(), proof.size()) == 0);

@@ -22,8 +22,7 @@ void checkConsistent(const Topology& t) {
   for (const Host& h : t.hosts) {
     FUZZ_CHECK(h.gpuPaths.size() == h.gpus.size() && h.gpuNicPaths.size() == h.gpus.size());
     for (size_t g = 0; g < h.gpus.size(); ++g)
-      FUZZ_CHECK(h.gpuPaths[g].size() == h.gpus.size() &&
-                 h.gpuNicPaths[g].size() == h.nics.size());
+      FUZZ_CHECK(h.gpuPaths[g].size() == h.gpus.size() && h.gpuNicPaths[g].size() == h.nics.size());
   }
 }
 }  // namespace

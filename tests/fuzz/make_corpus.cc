@@ -98,11 +98,12 @@ Bytes frames(const std::vector<std::pair<uint32_t, Bytes>>& fs) {
 void frameReader() {
   const Bytes hello = encodeHello(signedHello(1, 4, "node1", SockAddr()));
   const Bytes table = encodeTable({addr("10.0.0.1", 29500), {77, "node0"}});
-  const Bytes all = frames({{FrameType::kChallenge, Bytes(kListenerNonce.begin(), kListenerNonce.end())},
-                            {kHello, hello},
-                            {kTable, sealAnswer(kSecret, {}, kListenerNonce, kTable, table)},
-                            {kData, dataFrame(1, CollOp::Allgather, {1, 2, 3, 4})},
-                            {kGoodbye, {}}});
+  const Bytes all =
+      frames({{FrameType::kChallenge, Bytes(kListenerNonce.begin(), kListenerNonce.end())},
+              {kHello, hello},
+              {kTable, sealAnswer(kSecret, {}, kListenerNonce, kTable, table)},
+              {kData, dataFrame(1, CollOp::Allgather, {1, 2, 3, 4})},
+              {kGoodbye, {}}});
   // byte 0: limit (0 = 16 B, 1 = 4 KiB, 2 = 1 GiB); byte 1: piece size - 1.
   put("fuzz_frame_reader", "session_whole", cat({2, 255}, all));
   put("fuzz_frame_reader", "session_bytewise", cat({1, 0}, all));
@@ -112,8 +113,9 @@ void frameReader() {
   Bytes truncated = frames({{kError, encodeError(Status::Timeout("late"))}});
   truncated.resize(truncated.size() - 3);
   put("fuzz_frame_reader", "truncated", cat({2, 255}, truncated));
-  put("fuzz_frame_reader", "bad_magic", Bytes{2, 255, 'G', 'E', 'T', ' ', '/', ' ', 'H', 'T', 'T',
-                                              'P', '/', '1', '.', '1', '\r', '\n'});
+  put("fuzz_frame_reader", "bad_magic",
+      Bytes{2, 255, 'G', 'E', 'T', ' ', '/', ' ', 'H', 'T', 'T', 'P', '/', '1', '.', '1', '\r',
+            '\n'});
   Bytes huge = frames({{kData, {}}});
   huge[8] = huge[9] = huge[10] = huge[11] = 0xff;  // a 4 GiB length
   put("fuzz_frame_reader", "huge_length", cat({2, 255}, huge));
@@ -220,9 +222,18 @@ void tuneFile() {
 
 void settings() {
   const std::string t = "fuzz_settings";
-  put(t, "bytes_4M", std::string("\0" "4M", 3));
-  put(t, "bytes_hex_k", std::string("\0" "0x10k", 6));
-  put(t, "bytes_big", std::string("\0" "9223372036854775807G", 21));
+  put(t, "bytes_4M",
+      std::string("\0"
+                  "4M",
+                  3));
+  put(t, "bytes_hex_k",
+      std::string("\0"
+                  "0x10k",
+                  6));
+  put(t, "bytes_big",
+      std::string("\0"
+                  "9223372036854775807G",
+                  21));
   put(t, "algo", "\1allreduce=ring,allgather=bruck,broadcast=chain");
   put(t, "algo_bad", "\1reduce_scatter=nope");
   put(t, "family", "\2ipv6");
