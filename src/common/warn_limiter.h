@@ -41,15 +41,15 @@ class WarnLimiter {
 }  // namespace chorus
 
 // LOG_WARN through a WarnLimiter; a printed line ends with the count of those held back.
-#define LOG_WARN_LIMITED(limiter, subsys, fmt, ...)                                        \
-  do {                                                                                     \
-    uint64_t chorusHeld_ = 0;                                                              \
-    if (::chorus::logEnabled(::chorus::LogLevel::Warn, ::chorus::subsys) &&                \
-        (limiter).allow(&chorusHeld_)) {                                                   \
-      if (chorusHeld_)                                                                     \
-        LOG_WARN(subsys, fmt " (%llu more like it in the last interval were not printed)", \
-                 ##__VA_ARGS__, (unsigned long long)chorusHeld_);                          \
-      else                                                                                 \
-        LOG_WARN(subsys, fmt, ##__VA_ARGS__);                                              \
-    }                                                                                      \
+#define LOG_WARN_LIMITED(limiter, subsys, fmt, ...)                                           \
+  do {                                                                                        \
+    uint64_t chorusHeld_ = 0;                                                                 \
+    if (::chorus::logEnabled(::chorus::LogLevel::Warn, ::chorus::subsys) &&                   \
+        (limiter).allow(&chorusHeld_)) {                                                      \
+      if (chorusHeld_)                                                                        \
+        LOG_WARN(subsys, fmt " (%llu more like it in the last interval were not printed)",    \
+                 ##__VA_ARGS__, (unsigned long long)chorusHeld_);                             \
+      else                                                                                    \
+        LOG_WARN(subsys, fmt, ##__VA_ARGS__);                                                 \
+    }                                                                                         \
   } while (0)
