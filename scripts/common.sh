@@ -7,6 +7,8 @@ BUILD="${CHORUS_BUILD_DIR:-$ROOT/build}"
 # installed, and apt's lists are refreshed only when something is missing.
 # Build and tests:
 CHORUS_PACKAGES=(cmake g++ make pkg-config libgtest-dev libbenchmark-dev iproute2 procps clang-format git
+  # the fuzz targets (scripts/fuzz): clang with libFuzzer
+  clang libclang-rt-14-dev
   # HMAC-SHA256 for the handshakes (libcrypto)
   libssl-dev
   # optional backends, compiled when present: topology (hwloc), verbs (dlopen'd at run time)

@@ -207,6 +207,21 @@ TEST(TopologyFile, ErrorsNameTheLine) {
   EXPECT_EQ(st.code(), StatusCode::SystemError);
 }
 
+// Found by tests/fuzz: these took minutes and gigabytes, or were not written back as read.
+TEST(TopologyFile, RefusesWhatCannotBeMeantOrWrittenBack) {
+  Topology t;
+  for (const char* text :
+       {"host a count=3000000\nend\n", "host a sockets=2000000000\nend\n",
+        "host a count=4\nend\nranks per_host 300000000\n", "host a\n  gpu 0 pcie_width=-1\nend\n",
+        "link network latency_us=nan\nhost a\nend\n"}) {
+    Status st = parseTopology(text, "f", &t);
+    EXPECT_EQ(st.code(), StatusCode::InvalidArgument) << text;
+  }
+  ASSERT_TRUE(
+      parseTopology("host a count=2 sockets=1000\nend\nranks per_host 3000\n", "f", &t).ok());
+  EXPECT_EQ(t.ranks.back().socket, 999);  // the last of 3000 ranks on the last of 1000 sockets
+}
+
 TEST(Discovery, ThisMachineWithoutGpuNvmlOrRdma) {
   Topology t;
   std::string notes;

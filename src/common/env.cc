@@ -1,5 +1,7 @@
 #include "common/env.h"
 
+#include <cerrno>
+#include <cstdint>
 #include <cstdlib>
 
 namespace chorus {
@@ -42,8 +44,9 @@ std::optional<double> envDouble(const char* name, std::string* error) {
 
 std::optional<int64_t> parseBytes(const std::string& s) {
   char* end = nullptr;
+  errno = 0;
   long long x = strtoll(s.c_str(), &end, 0);
-  if (end == s.c_str()) return std::nullopt;
+  if (end == s.c_str() || errno == ERANGE) return std::nullopt;
   int64_t mult = 1;
   switch (*end) {
     case 'k':
@@ -64,7 +67,8 @@ std::optional<int64_t> parseBytes(const std::string& s) {
     default:
       break;
   }
-  if (*end != '\0' || x < 0) return std::nullopt;
+  // Too large for 64 bits once scaled (tests/fuzz found "9223372036854775807G" overflowing).
+  if (*end != '\0' || x < 0 || x > INT64_MAX / mult) return std::nullopt;
   return x * mult;
 }
 

@@ -129,7 +129,8 @@ std::string formatEstimates(const Topology& t) {
     << '\n';
   if (t.stepOverheadUs != Topology().stepOverheadUs)
     o << "executor step_us=" << num(t.stepOverheadUs) << '\n';
-  if (t.missGBs > 0)
+  // Whenever any is set, so that a dump reloads to the same values (tests/fuzz).
+  if (t.missGBs != 0 || t.cacheMiB != 0 || t.allMissMiB != 0)
     o << "memory cache_mib=" << num(t.cacheMiB) << " all_miss_mib=" << num(t.allMissMiB)
       << " miss_gbs=" << num(t.missGBs) << '\n';
   for (const auto& [c, p] : t.links)

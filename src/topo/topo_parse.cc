@@ -1,6 +1,7 @@
 // Reading the topology file format (docs/topology.md): line based, '#' comments, "key=value"
 // attributes. Errors name the file and line.
 #include <charconv>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -10,6 +11,12 @@
 namespace chorus::topo {
 
 namespace {
+
+// Far beyond any machine or job, and small enough that a typo ("count=1000000000") is an
+// error rather than minutes of work and gigabytes (tests/fuzz).
+constexpr int kMaxHosts = 1 << 16;
+constexpr int kMaxSockets = 1 << 10;
+constexpr size_t kMaxRanks = size_t(1) << 20;
 
 struct Parser {
   std::string origin;
@@ -43,7 +50,9 @@ struct Parser {
   }
   Status toDouble(const std::string& s, double* v) const {
     auto r = std::from_chars(s.data(), s.data() + s.size(), *v);
-    if (r.ec != std::errc() || r.ptr != s.data() + s.size()) return error("bad number '" + s + "'");
+    // Not "nan" or "inf" either: no estimate or device figure is meant to be one (tests/fuzz).
+    if (r.ec != std::errc() || r.ptr != s.data() + s.size() || !std::isfinite(*v))
+      return error("bad number '" + s + "'");
     return Status::Ok();
   }
 
@@ -83,8 +92,10 @@ struct Parser {
       else
         return error("unknown host attribute '" + k + "'");
     }
-    if (count < 1) return error("count must be >= 1");
-    if (host.sockets < 1) return error("sockets must be >= 1");
+    if (count < 1 || count > kMaxHosts)
+      return error("count must be 1.." + std::to_string(kMaxHosts));
+    if (host.sockets < 1 || host.sockets > kMaxSockets)
+      return error("sockets must be 1.." + std::to_string(kMaxSockets));
     inHost = true;
     return Status::Ok();
   }
@@ -116,6 +127,8 @@ struct Parser {
       else
         return error("unknown gpu attribute '" + k + "'");
     }
+    // 0 means unknown and is not written back, so a negative value would not survive a dump.
+    if (g.pcieGTs < 0 || g.pcieWidth < 0) return error("pcie_gts and pcie_width must be >= 0");
     CHORUS_RETURN_IF_ERROR(checkSocket(g.socket));
     host.gpus.push_back(g);
     return Status::Ok();
@@ -196,6 +209,8 @@ struct Parser {
         return error("path index out of range in host " + host.name);
       (ov.toNic ? host.gpuNicPaths : host.gpuPaths)[ov.gpu][ov.other] = ov.c;
     }
+    if (t->hosts.size() + size_t(count) > size_t(kMaxHosts))
+      return error("more than " + std::to_string(kMaxHosts) + " hosts");
     for (int i = 0; i < count; ++i) {
       Host h = host;
       if (count > 1) {
@@ -279,6 +294,8 @@ struct Parser {
     if (tok.size() == 3 && tok[1] == "per_host") {
       CHORUS_RETURN_IF_ERROR(toInt(tok[2], &n));
       if (n < 1) return error("per_host needs a count >= 1");
+      if (size_t(n) * t->hosts.size() > kMaxRanks)
+        return error("more than " + std::to_string(kMaxRanks) + " ranks");
       placeRanksPerHost(t, n);
       return Status::Ok();
     }
@@ -296,6 +313,8 @@ struct Parser {
     const Host& h = t->hosts[r.host];
     if (r.socket < 0 || r.socket >= h.sockets) return error("rank on unknown socket " + tok[2]);
     if (r.gpu < -1 || r.gpu >= int(h.gpus.size())) return error("rank on unknown gpu " + tok[3]);
+    if (t->ranks.size() >= kMaxRanks)
+      return error("more than " + std::to_string(kMaxRanks) + " ranks");
     sawRanks = true;
     t->ranks.push_back(r);
     return Status::Ok();

@@ -180,7 +180,7 @@ void placeRanksPerHost(Topology* t, int n) {
   t->ranks.clear();
   for (int h = 0; h < int(t->hosts.size()); ++h) {
     int sockets = std::max(1, t->hosts[h].sockets);
-    for (int i = 0; i < n; ++i) t->ranks.push_back({h, i * sockets / n, -1});
+    for (int i = 0; i < n; ++i) t->ranks.push_back({h, int(int64_t(i) * sockets / n), -1});
   }
 }
 

@@ -6,6 +6,7 @@
 
 #include "common/log.h"
 #include "transport/tcp/handshake.h"
+#include "transport/tcp/handshake_check.h"
 #include "transport/tcp/tcp_connection.h"
 #include "transport/tcp/tcp_internal.h"
 #include "transport/tcp/tcp_transport.h"
@@ -14,26 +15,7 @@ namespace chorus {
 
 bool TcpTransport::checkHello(const TcpHello& h, const SockAddr& from, std::string* why) const {
   (void)from;
-  if (h.magic != kTcpHelloMagic) return *why = "not a Chorus TCP handshake", false;
-  if (h.version != kTcpProtocolVersion)
-    return *why = "protocol version " + std::to_string(h.version) + ", expected " +
-                  std::to_string(kTcpProtocolVersion),
-           false;
-  if (h.kind != kTcpHelloConnect) return *why = "not a connection request", false;
-  if (h.to != rank_)
-    return *why = "addressed to rank " + std::to_string(h.to) + ", this is rank " +
-                  std::to_string(rank_),
-           false;
-  if (h.from < 0 || h.from >= rank_ || !reach_[h.from])
-    return *why = "rank " + std::to_string(h.from) + " is not expected to connect here", false;
-  if (h.nstreams != opts_.nstreams || h.chunkBytes != opts_.chunkBytes)
-    return *why = "rank " + std::to_string(h.from) + " uses " + std::to_string(h.nstreams) +
-                  " streams of " + std::to_string(h.chunkBytes) + "-byte chunks, this rank " +
-                  std::to_string(opts_.nstreams) + " of " + std::to_string(opts_.chunkBytes) +
-                  " (set CHORUS_SOCKET_NSTREAMS and CHORUS_TCP_CHUNK_BYTES alike)",
-           false;
-  if (h.stream < 0 || h.stream >= opts_.nstreams)
-    return *why = "stream " + std::to_string(h.stream) + " out of range", false;
+  if (!checkConnectHello(h, rank_, reach_, opts_.nstreams, opts_.chunkBytes, why)) return false;
   if (conns_[h.from]->socket(h.stream).valid())
     return *why = "stream " + std::to_string(h.stream) + " from rank " + std::to_string(h.from) +
                   " is already connected",

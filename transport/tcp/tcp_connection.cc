@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "transport/tcp/handshake.h"
+#include "transport/tcp/handshake_check.h"
 #include "transport/tcp/tcp_transport.h"
 
 namespace chorus {
@@ -267,7 +268,8 @@ bool TcpConnection::pumpRecv(int s, Status* err) {
     st.recvOff += uint64_t(n);
     if (inHeader) {
       if (st.recvOff < kHdr) continue;
-      if (st.hdr.reserved == kTcpGoodbye && st.hdr.bytes == 0) {
+      const TcpHeaderKind kind = classifyHeader(st.hdr, chunk_);
+      if (kind == TcpHeaderKind::Goodbye) {
         st.goodbye = true;
         st.recvOff = 0;
         bool all = true;
@@ -278,7 +280,7 @@ bool TcpConnection::pumpRecv(int s, Status* err) {
         }
         continue;
       }
-      if (st.hdr.bytes > chunk_ || st.hdr.reserved != 0) {
+      if (kind == TcpHeaderKind::Malformed) {
         *err = Status::RemoteError("tcp: rank " + std::to_string(me_) +
                                    " got a malformed message header from rank " +
                                    std::to_string(peer_) + " (" + std::to_string(st.hdr.bytes) +

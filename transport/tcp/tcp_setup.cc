@@ -11,6 +11,7 @@
 
 #include "common/log.h"
 #include "transport/tcp/handshake.h"
+#include "transport/tcp/handshake_check.h"
 #include "transport/tcp/tcp_connection.h"
 #include "transport/tcp/tcp_internal.h"
 
@@ -160,8 +161,7 @@ Status TcpTransport::confirmAll(const std::vector<SockAddr>& addrs, Deadline dea
       CHORUS_RETURN_IF_ERROR(
           recvAll(conns_[q]->socket(s).fd(), &h, sizeof h, deadline).withContext(where));
       const TcpHello& sent = sentHellos_[size_t(q) * size_t(opts_.nstreams) + size_t(s)];
-      if (h.magic != kTcpHelloMagic || h.kind != kTcpHelloAccept || h.from != q || h.to != rank_ ||
-          h.stream != s || !auth::macEquals(h.mac, acceptMac(secret_, sent, h).data()))
+      if (!checkAccept(h, sent, secret_, q, rank_, s))
         return Status::RemoteError(where + ": the answer is not rank " + std::to_string(q) +
                                    "'s (wrong secret or a different job at that address)");
       TcpProof proof;
