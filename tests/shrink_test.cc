@@ -34,7 +34,8 @@ void shrinkAfterKilling(int victim) {
         if (!comm) return 1;
         float x = 1, sum = 0;
         Status st = comm->allReduce(&x, &sum, 1, DataType::Float32, {});
-        if (!st.ok() || sum != 4) return ctx.report("first allreduce: %s", st.toString().c_str()), 2;
+        if (!st.ok() || sum != 4)
+          return ctx.report("first allreduce: %s", st.toString().c_str()), 2;
         if (ctx.rank == victim) raise(SIGKILL);
         st = comm->allReduce(&x, &sum, 1, DataType::Float32, {});
         if (st.ok()) return ctx.report("an allreduce without rank %d succeeded", victim), 3;
@@ -91,7 +92,8 @@ TEST(Shrink, PlannedShrinkLeavesTheExcludedRankOut) {
           return ctx.report("wrong shrunk communicator"), 4;
         int x = ctx.rank, sum = 0;
         st = sub->allReduce(&x, &sum, 1, DataType::Int32, {});
-        if (!st.ok() || sum != 3) return ctx.report("allreduce: %s sum %d", st.toString().c_str(), sum), 5;
+        if (!st.ok() || sum != 3)
+          return ctx.report("allreduce: %s sum %d", st.toString().c_str(), sum), 5;
         st = comm->shrink({0, 0}, Config{}, &sub);
         if (st.ok() || st.message().find("excluded twice") == std::string::npos)
           return ctx.report("a bad list was not refused: %s", st.toString().c_str()), 6;

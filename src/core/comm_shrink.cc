@@ -52,9 +52,9 @@ Status Communicator::shrink(const std::vector<int>& exclude, const Config& confi
       return Status::InvalidUsage(
           "shrink: this communicator was shrunk already; shrink the communicator that "
           "shrink returned instead");
-    CHORUS_RETURN_IF_ERROR(startRootOn(std::move(me.recoveryListener), derived.data(),
-                                       config.timeoutSec, &id)
-                               .withContext("shrink"));
+    CHORUS_RETURN_IF_ERROR(
+        startRootOn(std::move(me.recoveryListener), derived.data(), config.timeoutSec, &id)
+            .withContext("shrink"));
   } else {
     boot::encodeUniqueId(me.recoveryAddrs[size_t(root)], derived.data(), &id);
   }

@@ -182,13 +182,15 @@ std::string dumpFlightRecorder(const FlightRecorder& r, const FlightDumpInfo& in
   // Renamed into place, so a reader never sees half a dump.
   if (ok) ok = rename(tmp.c_str(), path.c_str()) == 0;
   if (!ok) {
-    LOG_WARN(kLogInit, "rank %d: could not write the flight recorder to %s: %s (set "
+    LOG_WARN(kLogInit,
+             "rank %d: could not write the flight recorder to %s: %s (set "
              "CHORUS_TRACE_DIR to a writable directory)",
              info.rank, path.c_str(), strerror(errno));
     unlink(tmp.c_str());
     return "";
   }
-  LOG_WARN(kLogInit, "rank %d: flight recorder written to %s; merge all ranks' dumps with "
+  LOG_WARN(kLogInit,
+           "rank %d: flight recorder written to %s; merge all ranks' dumps with "
            "`chorus-trace %s/chorus-trace-%s-rank*.json`",
            info.rank, path.c_str(), dir.c_str(), info.commId.c_str());
   return path;
@@ -245,7 +247,8 @@ void installOnce(SignalDumps& s) {
   struct sigaction old {};
   if (sigaction(SIGUSR1, nullptr, &old) != 0 || old.sa_handler != SIG_DFL ||
       (old.sa_flags & SA_SIGINFO)) {
-    LOG_INFO(kLogInit, "SIGUSR1 has a handler of the program's: flight recorder dumps only on "
+    LOG_INFO(kLogInit,
+             "SIGUSR1 has a handler of the program's: flight recorder dumps only on "
              "timeout and abort");
     return;
   }

@@ -29,7 +29,7 @@ class FlightRecorder {
     uint64_t call = 0;   // calls made on this communicator before this one
     uint32_t opSeq = 0;  // the collective sequence number carried in message headers
     OpDesc desc;
-    const char* algorithm = "";  // static storage (the algorithm registry's names)
+    const char* algorithm = "";      // static storage (the algorithm registry's names)
     int64_t startNs = 0, endNs = 0;  // steady clock; endNs 0 while running
     State state = State::Running;
     int waitPeer = -1;  // the peer the call last blocked on, or -1

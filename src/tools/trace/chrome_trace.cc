@@ -12,8 +12,9 @@ std::string chromeTrace(const std::vector<Dump>& dumps) {
                       {"ph", "M"},
                       {"pid", 0},
                       {"tid", d.rank},
-                      {"args", {{"name", "rank " + std::to_string(d.rank) + " (" + d.host +
-                                             ", pid " + std::to_string(d.pid) + ")"}}}});
+                      {"args",
+                       {{"name", "rank " + std::to_string(d.rank) + " (" + d.host + ", pid " +
+                                     std::to_string(d.pid) + ")"}}}});
     for (const Entry& e : d.entries) {
       const int64_t end = e.endNs ? e.endNs : d.steadyNs;
       json args = {{"count", e.count}, {"dtype", e.dtype}, {"state", e.state}};

@@ -47,8 +47,7 @@ Diagnosis diagnose(const std::vector<Dump>& dumps) {
     out.text = "No rank is stuck waiting on another: every dumped rank's last call " +
                std::string(dumps.size() == size_t(size) ? "" : "(of those that dumped) ") +
                "finished or waited on no one.";
-    if (!out.noDump.empty())
-      out.text += " Ranks " + rankList(out.noDump) + " sent no dump.";
+    if (!out.noDump.empty()) out.text += " Ranks " + rankList(out.noDump) + " sent no dump.";
     return out;
   }
   for (auto& [rank, waiters] : endsAt)
@@ -63,8 +62,9 @@ Diagnosis diagnose(const std::vector<Dump>& dumps) {
              " on it, directly or through others. ";
   const Dump* c = byRank[size_t(out.culprit)];
   if (!c) {
-    out.text += "It sent no dump: it died, hangs outside Chorus, or was not signalled (send it "
-                "SIGUSR1, or look at its log).";
+    out.text +=
+        "It sent no dump: it died, hangs outside Chorus, or was not signalled (send it "
+        "SIGUSR1, or look at its log).";
   } else if (const Entry* e = c->last(); !e) {
     out.text += "It has made no call on this communicator.";
   } else if (e->state == "done") {

@@ -10,10 +10,10 @@
 namespace chorus::trace {
 
 struct Diagnosis {
-  int culprit = -1;            // the rank the others wait on, or -1
-  std::vector<int> waiters;    // ranks whose chains end at it
-  std::vector<int> noDump;     // ranks without a dump
-  std::string text;            // a paragraph for people
+  int culprit = -1;          // the rank the others wait on, or -1
+  std::vector<int> waiters;  // ranks whose chains end at it
+  std::vector<int> noDump;   // ranks without a dump
+  std::string text;          // a paragraph for people
 };
 
 // `dumps` are of one communicator (same comm id and size), any subset of its ranks.

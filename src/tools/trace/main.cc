@@ -32,7 +32,8 @@ int main(int argc, char** argv) {
     std::string a = argv[i];
     if (a == "-h" || a == "--help") return usage(stdout, 0);
     if (a == "-o" || a == "--output") {
-      if (i + 1 >= argc) return fprintf(stderr, "chorus-trace: %s needs a file name\n", a.c_str()), 2;
+      if (i + 1 >= argc)
+        return fprintf(stderr, "chorus-trace: %s needs a file name\n", a.c_str()), 2;
       outPath = argv[++i];
     } else if (a.rfind("--output=", 0) == 0) {
       outPath = a.substr(9);
@@ -72,10 +73,10 @@ int main(int argc, char** argv) {
          dumps[0].comm.c_str(), dumps[0].size, calls, outPath.c_str());
   for (const auto& d : dumps) {
     const chorus::trace::Entry* e = d.last();
-    printf("  rank %d (%s): %s; last call %s%s\n", d.rank, d.host.c_str(), d.reason.c_str(),
-           e ? (e->label() + ", " + e->state).c_str() : "none",
-           e && e->waitRank >= 0 ? (", waiting on rank " + std::to_string(e->waitRank)).c_str()
-                                 : "");
+    printf(
+        "  rank %d (%s): %s; last call %s%s\n", d.rank, d.host.c_str(), d.reason.c_str(),
+        e ? (e->label() + ", " + e->state).c_str() : "none",
+        e && e->waitRank >= 0 ? (", waiting on rank " + std::to_string(e->waitRank)).c_str() : "");
   }
   printf("%s\n", chorus::trace::diagnose(dumps).text.c_str());
   return 0;
