@@ -25,7 +25,12 @@ struct Options {
   int blasThreads = 1;
   bool quiet = false;
   std::string checkpoint, resume, metrics, plot;
-  int debugPerturbRank = -1;  // test hook: this rank nudges one parameter after step 1
+  // How model and batch are spread over the ranks: ddp, zero, tensor, pipeline or hybrid.
+  std::string strategy = "ddp";
+  int microBatches = 0;           // pipeline: micro-batches per batch (0: twice the stages)
+  int dataParallel = 2;           // hybrid: width of the data dimension of the grid
+  std::string hybrid = "tensor";  // hybrid: the model dimension, tensor or pipeline
+  int debugPerturbRank = -1;      // test hook: this rank nudges one parameter after step 1
 };
 
 // Parses argv; on a bad or missing value prints why plus the usage and returns false.
