@@ -78,7 +78,10 @@ void Mlp::backward(const float* params, float* grads, size_t sliceElems,
       for (int o = 0; o < s.out; ++o) db[o] += d[o];
     }
     // Weight gradient dW = delta^T * in, in row slices so finished rows can be shipped early.
-    const int rowsPerSlice = std::clamp(int(sliceElems / size_t(s.in)), std::min(32, s.out), s.out);
+    // Clamped in size_t first: a single process passes SIZE_MAX, whose quotient overflows an int
+    // (it became -1 for 512 inputs, i.e. 32-row slices where one slice was meant).
+    const int rowsPerSlice =
+        int(std::clamp(sliceElems / size_t(s.in), size_t(std::min(32, s.out)), size_t(s.out)));
     for (int r0 = 0; r0 < s.out; r0 += rowsPerSlice) {
       const int rows = std::min(rowsPerSlice, s.out - r0);
       float* dw = grads + s.weight + size_t(r0) * size_t(s.in);
