@@ -28,6 +28,8 @@ const char kUsage[] =
     "  --hybrid KIND      hybrid: tensor or pipeline along the model dimension (tensor)\n"
     "  --bucket-mb X      gradient bucket size in MiB (0.25)\n"
     "  --no-overlap       allreduce all buckets after backward instead of during it\n"
+    "  --shard-optimizer  ddp: reduce-scatter buckets, step this rank's 1/P of the\n"
+    "                     optimiser, allgather the parameters (ZeRO stage 1)\n"
     "  --check-every N    compare a parameter hash across ranks every N steps (100; 0: off)\n"
     "  --blas-threads N   OpenBLAS threads per rank (1)\n"
     "  --checkpoint PATH  write a checkpoint after every epoch (atomically)\n"
@@ -135,9 +137,12 @@ bool parseOptions(int argc, char** argv, Options* o, bool* exitNow) {
       *exitNow = true;
       return true;
     }
-    if (name == "--no-overlap" || name == "--overlap" || name == "--quiet") {
+    if (name == "--no-overlap" || name == "--overlap" || name == "--quiet" ||
+        name == "--shard-optimizer") {
       if (name == "--quiet")
         o->quiet = true;
+      else if (name == "--shard-optimizer")
+        o->shardOptimizer = true;
       else
         o->overlap = name == "--overlap";
       continue;

@@ -21,7 +21,8 @@ struct Options {
   int64_t maxSteps = 0;    // 0: no limit; stops the run after this many steps in all
   double bucketMb = 0.25;
   bool overlap = true;
-  int checkEvery = 100;  // steps between parameter-hash comparisons; 0 turns the check off
+  bool shardOptimizer = false;  // ddp: reduce-scatter, step 1/P of the optimiser, allgather
+  int checkEvery = 100;         // steps between parameter-hash comparisons; 0 turns the check off
   int blasThreads = 1;
   bool quiet = false;
   std::string checkpoint, resume, metrics, plot;

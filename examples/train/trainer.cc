@@ -38,7 +38,8 @@ class Trainer {
         test_(test),
         mlp_(modelDims(o, train)),
         ct_(size_ > 1 ? std::make_unique<CommThread>(comm) : nullptr),
-        sync_(ct_.get(), mlp_.paramCount(), size_t(o.bucketMb * (1 << 20) / 4), o.overlap),
+        sync_(ct_.get(), mlp_.paramCount(), size_t(o.bucketMb * (1 << 20) / 4), o.overlap, rank_,
+              size_, o.shardOptimizer),
         sgd_(mlp_.paramCount(), o.lr, o.momentum) {}
 
   Status run();
@@ -151,7 +152,7 @@ Status Trainer::step(const uint32_t* batch, int globalBatch, double* loss, doubl
   mlp_.backward(params, sync_.grads(), slice, [&](size_t f) { sync_.ready(f); });
   const float* grads = sync_.grads();
   CHORUS_RETURN_IF_ERROR(
-      sync_.finish([&](size_t b, size_t e) { sgd_.step(params, grads, b, e); }, waitSec));
+      sync_.finish([&](size_t b, size_t e) { sgd_.step(params, grads, b, e); }, waitSec, params));
   *loss = header[0];
   return Status::Ok();
 }
@@ -255,6 +256,11 @@ Status Trainer::finishRun() {
 }
 
 Status Trainer::run() {
+  // Each rank then holds only its shard of the momentum current: a checkpoint would need all.
+  if (o_.shardOptimizer && (!o_.checkpoint.empty() || !o_.resume.empty()))
+    return Status::InvalidArgument(
+        "--shard-optimizer keeps each rank's share of the momentum only; --checkpoint and "
+        "--resume need all of it: drop one or the other");
   CHORUS_RETURN_IF_ERROR(start().withContext("start"));
   if (lead()) {
     printf("chorus-train: %d rank(s), model", size_);
