@@ -8,6 +8,8 @@
 # (epoch 1 includes warm-up) with the spread and the slowest round, the speed-up over ddp on
 # 1 rank, the ratio to PyTorch DDP, and parameter + optimiser bytes on the rank
 # holding the most.
+# Strategies: ddp ddp-no-overlap ddp-shard (--shard-optimizer --bucket-mb 1) zero tensor pipeline
+# hybrid-tensor hybrid-pipeline (all but ddp-shard by default).
 #   perf/train_compare.sh [-n "1 2 4"] [-e EPOCHS] [-r ROUNDS] [-s "ddp zero ..."]
 #                         [-b BUILD_DIR] [-- extra chorus-train args]
 # Timings are only meaningful on a quiet machine: the load average is printed before and after.
@@ -51,6 +53,7 @@ strategy_args() {
   case "$s" in
     ddp) echo "--strategy ddp" ;;
     ddp-no-overlap) echo "--strategy ddp --no-overlap" ;;
+    ddp-shard) echo "--strategy ddp --shard-optimizer --bucket-mb 1" ;;
     zero | tensor) echo "--strategy $s" ;;
     pipeline) ((n <= 3)) && echo "--strategy pipeline" || true ;;
     hybrid-*) ((n >= 4 && n % 2 == 0)) && echo "--strategy hybrid --hybrid ${s#hybrid-}" || true ;;
