@@ -48,21 +48,22 @@ std::string hexHash(uint64_t h) {
 }
 
 Status checkReplicasAgree(CommThread* ct, int size, const std::vector<float>& params, uint64_t step,
-                          uint64_t* hash) {
+                          uint64_t* hash, Communicator* group) {
   *hash = hashParams(params);
   if (!ct) return Status::Ok();
   std::vector<uint64_t> all(static_cast<size_t>(size));
   const uint64_t mine = *hash;
-  CHORUS_RETURN_IF_ERROR(ct->run(
-      [&](Communicator& c) { return c.allGather(&mine, all.data(), 1, DataType::Uint64); }));
+  CHORUS_RETURN_IF_ERROR(ct->run([&](Communicator& c) {
+    return (group ? *group : c).allGather(&mine, all.data(), 1, DataType::Uint64);
+  }));
   std::string differ;
   for (int r = 1; r < size; ++r)
     if (all[size_t(r)] != all[0]) differ += (differ.empty() ? "" : ", ") + std::to_string(r);
   if (differ.empty()) return Status::Ok();
-  return Status::Internal("replicas diverged at step " + std::to_string(step) +
-                          ": the parameter hash of rank(s) " + differ + " differs from rank 0's " +
-                          hexHash(all[0]) +
-                          "; gradients were not reduced identically on every rank");
+  return Status::Internal(
+      "replicas diverged at step " + std::to_string(step) + ": the parameter hash of rank(s) " +
+      differ + (group ? " of the group" : "") + " differs from rank 0's " + hexHash(all[0]) +
+      "; gradients were not reduced identically on every rank");
 }
 
 }  // namespace train

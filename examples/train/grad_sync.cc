@@ -6,14 +6,38 @@
 
 namespace train {
 
-GradSync::GradSync(CommThread* comm, size_t paramCount, size_t bucketElems, bool overlap)
-    : comm_(comm), overlap_(overlap), buf_(kHeader + paramCount, 0.0f) {
+GradSync::GradSync(CommThread* comm, size_t paramCount, size_t bucketElems, bool overlap, int rank,
+                   int size, bool shard)
+    : comm_(comm),
+      overlap_(overlap),
+      rank_(rank),
+      size_(size),
+      shard_(shard && comm && size > 1),
+      paramCount_(paramCount),
+      buf_(kHeader + paramCount, 0.0f) {
   bucketElems = std::max<size_t>(bucketElems, 1024);
-  for (size_t at = 0; at < buf_.size(); at += bucketElems) bounds_.push_back(at);
+  size_t first = 0;
+  if (shard_) {
+    bucketElems = (bucketElems + size_t(size) - 1) / size_t(size) * size_t(size);
+    first = kHeader;
+  }
+  for (size_t at = first; at < buf_.size(); at += bucketElems) bounds_.push_back(at);
   // A tiny tail bucket would cost a whole allreduce latency: fold it into the one before.
   if (bounds_.size() > 1 && buf_.size() - bounds_.back() < bucketElems / 4) bounds_.pop_back();
   bounds_.push_back(buf_.size());
   tickets_.assign(bucketCount(), 0);
+  gathers_.assign(bucketCount(), 0);
+}
+
+bool GradSync::sharded(size_t b) const {
+  return shard_ && (bounds_[b + 1] - bounds_[b]) % size_t(size_) == 0;
+}
+
+chorus::Status GradSync::waitFor(uint64_t ticket, double* waitSec) {
+  const int64_t t0 = chorus::nowNs();
+  chorus::Status st = comm_->wait(ticket);
+  *waitSec += double(chorus::nowNs() - t0) * 1e-9;
+  return st;
 }
 
 void GradSync::begin() {
@@ -23,6 +47,15 @@ void GradSync::begin() {
 void GradSync::launch(size_t b) {
   float* p = buf_.data() + bounds_[b];
   const size_t n = bounds_[b + 1] - bounds_[b];
+  if (sharded(b)) {
+    const size_t part = n / size_t(size_);
+    float* mine = p + part * size_t(rank_);
+    tickets_[b] = comm_->submit([p, mine, part](chorus::Communicator& c) {
+      return c.reduceScatter(p, mine, part, chorus::DataType::Float32, chorus::RedOp::Sum)
+          .withContext("gradient bucket reduce-scatter");
+    });
+    return;
+  }
   tickets_[b] = comm_->submit([p, n](chorus::Communicator& c) {
     return c.allReduce(p, p, n, chorus::DataType::Float32, chorus::RedOp::Sum)
         .withContext("gradient bucket allreduce");
@@ -35,27 +68,50 @@ void GradSync::ready(size_t frontier) {
     launch(launched_++);
 }
 
-chorus::Status GradSync::finish(const std::function<void(size_t, size_t)>& step, double* waitSec) {
+chorus::Status GradSync::finish(const std::function<void(size_t, size_t)>& step, double* waitSec,
+                                float* params) {
   if (comm_) {
     while (launched_ < bucketCount()) launch(launched_++);
   }
+  if (shard_) return finishSharded(step, waitSec, params);
   // Without overlap the naive way: everything reduced first, then one optimiser pass.
-  if (comm_ && !overlap_) {
-    const int64_t t0 = chorus::nowNs();
-    chorus::Status st = comm_->wait(tickets_.back());
-    *waitSec += double(chorus::nowNs() - t0) * 1e-9;
-    if (!st.ok()) return st;
-  }
+  if (comm_ && !overlap_) CHORUS_RETURN_IF_ERROR(waitFor(tickets_.back(), waitSec));
   for (size_t b = 0; b < bucketCount(); ++b) {
-    if (comm_ && overlap_) {
-      const int64_t t0 = chorus::nowNs();
-      chorus::Status st = comm_->wait(tickets_[b]);
-      *waitSec += double(chorus::nowNs() - t0) * 1e-9;
-      if (!st.ok()) return st;
-    }
+    if (comm_ && overlap_) CHORUS_RETURN_IF_ERROR(waitFor(tickets_[b], waitSec));
     const size_t lo = std::max(bounds_[b], kHeader), hi = bounds_[b + 1];
     if (hi > lo) step(lo - kHeader, hi - kHeader);
   }
+  return chorus::Status::Ok();
+}
+
+chorus::Status GradSync::finishSharded(const std::function<void(size_t, size_t)>& step,
+                                       double* waitSec, float* params) {
+  float* header = buf_.data();
+  const uint64_t headerTicket = comm_->submit([header](chorus::Communicator& c) {
+    return c.allReduce(header, header, kHeader, chorus::DataType::Float32, chorus::RedOp::Sum)
+        .withContext("loss header allreduce");
+  });
+  for (size_t b = 0; b < bucketCount(); ++b) {
+    CHORUS_RETURN_IF_ERROR(waitFor(tickets_[b], waitSec));
+    const size_t lo = bounds_[b] - kHeader, n = bounds_[b + 1] - bounds_[b];
+    if (!sharded(b)) {
+      step(lo, lo + n);
+      continue;
+    }
+    // Step this rank's shard, then let the others have it; the next bucket's shard is stepped
+    // while this allgather is in flight.
+    const size_t part = n / size_t(size_), mine = lo + part * size_t(rank_);
+    step(mine, mine + part);
+    float* all = params + lo;
+    float* own = params + mine;
+    gathers_[b] = comm_->submit([all, own, part](chorus::Communicator& c) {
+      return c.allGather(own, all, part, chorus::DataType::Float32)
+          .withContext("parameter bucket allgather");
+    });
+  }
+  CHORUS_RETURN_IF_ERROR(waitFor(headerTicket, waitSec));
+  for (size_t b = 0; b < bucketCount(); ++b)
+    if (sharded(b)) CHORUS_RETURN_IF_ERROR(waitFor(gathers_[b], waitSec));
   return chorus::Status::Ok();
 }
 

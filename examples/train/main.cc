@@ -10,6 +10,7 @@
 #include "chorus/chorus.h"
 #include "idx.h"
 #include "options.h"
+#include "strategy_trainer.h"
 #include "trainer.h"
 
 namespace {
@@ -51,7 +52,8 @@ int main(int argc, char** argv) {
   if (trainSet.pixels != testSet.pixels)
     return fail("loading Fashion-MNIST",
                 chorus::Status::InvalidArgument("training and test images differ in size"));
-  st = train::runTraining(o, comm.get(), trainSet, testSet);
+  st = o.strategy == "ddp" ? train::runTraining(o, comm.get(), trainSet, testSet)
+                           : train::runStrategyTraining(o, comm.get(), trainSet, testSet);
   if (!st.ok()) {
     const int rank = comm ? comm->rank() : 0;
     fprintf(stderr, "chorus-train: rank %d: %s\n", rank, st.toString().c_str());

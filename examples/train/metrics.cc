@@ -8,8 +8,8 @@
 
 namespace train {
 
-Progress::Progress(bool enabled, int epoch, int64_t steps)
-    : enabled_(enabled), tty_(isatty(1)), epoch_(epoch), steps_(steps) {}
+Progress::Progress(bool enabled, const std::string& strategy, int epoch, int64_t steps)
+    : enabled_(enabled), tty_(isatty(1)), strategy_(strategy), epoch_(epoch), steps_(steps) {}
 
 void Progress::update(int64_t step, double loss, double samplesPerS) {
   if (!enabled_ || steps_ <= 0) return;
@@ -17,14 +17,14 @@ void Progress::update(int64_t step, double loss, double samplesPerS) {
   if (tty_) {
     if (step % 8 && step != steps_) return;
     const int width = 30, filled = int(step * width / steps_);
-    printf("\repoch %d [%.*s%*s] %lld/%lld loss %.4f %.0f samples/s", epoch_, filled,
-           "==============================", width - filled, "", (long long)step, (long long)steps_,
-           loss, samplesPerS);
+    printf("\r%s epoch %d [%.*s%*s] %lld/%lld loss %.4f %.0f samples/s", strategy_.c_str(), epoch_,
+           filled, "==============================", width - filled, "", (long long)step,
+           (long long)steps_, loss, samplesPerS);
     fflush(stdout);
   } else if (decile > lastDecile_) {
     lastDecile_ = decile;
-    printf("epoch %d %3d%% step %lld/%lld loss %.4f %.0f samples/s\n", epoch_, decile * 10,
-           (long long)step, (long long)steps_, loss, samplesPerS);
+    printf("%s epoch %d %3d%% step %lld/%lld loss %.4f %.0f samples/s\n", strategy_.c_str(), epoch_,
+           decile * 10, (long long)step, (long long)steps_, loss, samplesPerS);
     fflush(stdout);
   }
 }
@@ -67,7 +67,9 @@ chorus::Status writeMetricsJson(const std::string& path, const RunInfo& info,
   const std::string tmp = path + ".tmp";
   FILE* f = fopen(tmp.c_str(), "w");
   if (!f) return chorus::Status::FromErrno(errno, "cannot write metrics file " + tmp);
-  fprintf(f, "{\n  \"ranks\": %d,\n  \"batch\": %d,\n  \"overlap\": %s,\n  \"buckets\": %zu,\n",
+  fprintf(f, "{\n  \"strategy\": \"%s\",\n  \"param_bytes\": %zu,\n  \"optimizer_bytes\": %zu,\n",
+          info.strategy.c_str(), info.paramBytes, info.optimizerBytes);
+  fprintf(f, "  \"ranks\": %d,\n  \"batch\": %d,\n  \"overlap\": %s,\n  \"buckets\": %zu,\n",
           info.ranks, info.batch, info.overlap ? "true" : "false", info.buckets);
   fprintf(f, "  \"epochs\": [\n");
   for (size_t i = 0; i < history.size(); ++i) {
@@ -90,7 +92,8 @@ chorus::Status writeMetricsJson(const std::string& path, const RunInfo& info,
   return chorus::Status::Ok();
 }
 
-chorus::Status writePlot(const std::string& path, const std::vector<EpochRecord>& history,
+chorus::Status writePlot(const std::string& path, const std::string& title,
+                         const std::vector<EpochRecord>& history,
                          const std::vector<float>& stepLoss, int64_t stepsPerEpoch) {
   char dataPath[] = "/tmp/chorus-train-plot-XXXXXX";
   int fd = mkstemp(dataPath);
@@ -107,13 +110,14 @@ chorus::Status writePlot(const std::string& path, const std::vector<EpochRecord>
     return chorus::Status::FromErrno(errno, "cannot run gnuplot (install gnuplot-nox)");
   }
   fprintf(g,
-          "set terminal pngcairo size 1000,420\nset output '%s'\nset multiplot layout 1,2\n"
+          "set terminal pngcairo size 1000,420\nset output '%s'\n"
+          "set multiplot layout 1,2 title '%s'\n"
           "set grid\nset xlabel 'epoch'\nset ylabel 'training loss'\n"
           "plot '%s' index 0 with lines lw 1 title 'loss per step'\n"
           "set ylabel 'test accuracy (%%)'\nset xtics 1\n"
           "plot '%s' index 1 with linespoints lw 2 pt 7 title 'test accuracy'\n"
           "unset multiplot\n",
-          path.c_str(), dataPath, dataPath);
+          path.c_str(), title.c_str(), dataPath, dataPath);
   const int rc = pclose(g);
   unlink(dataPath);
   if (rc != 0) return chorus::Status::SystemError("gnuplot failed drawing " + path);

@@ -20,22 +20,25 @@ struct EpochRecord {
 };
 
 struct RunInfo {
+  std::string strategy = "ddp";
   int ranks = 1;
   int batch = 0;
   bool overlap = true;
   size_t buckets = 0;
-  std::string paramHash;  // hex, identical on every rank
+  std::string paramHash;  // hex, identical on every rank holding the same parameters
+  size_t paramBytes = 0, optimizerBytes = 0;  // held by the rank writing the file
 };
 
 class Progress {
  public:
   // Draws in place on a terminal; elsewhere (a pipe, chorus-run) prints a line per 10%.
-  Progress(bool enabled, int epoch, int64_t steps);
+  Progress(bool enabled, const std::string& strategy, int epoch, int64_t steps);
   void update(int64_t step, double loss, double samplesPerS);
   void done();
 
  private:
   bool enabled_, tty_;
+  std::string strategy_;
   int epoch_;
   int64_t steps_;
   int lastDecile_ = 0;
@@ -49,7 +52,8 @@ std::string formatEpoch(const EpochRecord& r, int epochs);
 chorus::Status writeMetricsJson(const std::string& path, const RunInfo& info,
                                 const std::vector<EpochRecord>& history,
                                 const std::vector<float>& stepLoss);
-chorus::Status writePlot(const std::string& path, const std::vector<EpochRecord>& history,
+chorus::Status writePlot(const std::string& path, const std::string& title,
+                         const std::vector<EpochRecord>& history,
                          const std::vector<float>& stepLoss, int64_t stepsPerEpoch);
 
 }  // namespace train

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "loss.h"
 #include "rng.h"
 
 namespace train {
@@ -56,34 +57,12 @@ void Mlp::forward(const float* params, const float* x, int n) {
 
 double Mlp::lossAndGrad(const int* y, float scale, int64_t* correct) {
   const int C = dims_.back();
-  const std::vector<float>& logits = act_.back();
   delta_.resize(size_t(n_) * size_t(C));
-  double loss = 0;
-  int64_t right = 0;
-  for (int i = 0; i < n_; ++i) {
-    const float* z = logits.data() + size_t(i) * size_t(C);
-    float* d = delta_.data() + size_t(i) * size_t(C);
-    const int best = int(std::max_element(z, z + C) - z);
-    right += best == y[i];
-    const float zmax = z[best];
-    double sum = 0;
-    for (int c = 0; c < C; ++c) sum += std::exp(double(z[c] - zmax));
-    loss += std::log(sum) - double(z[y[i]] - zmax);
-    for (int c = 0; c < C; ++c) {
-      const double p = std::exp(double(z[c] - zmax)) / sum;
-      d[c] = float((p - (c == y[i] ? 1.0 : 0.0)) * scale);
-    }
-  }
-  *correct = right;
-  return loss;
+  return softmaxCrossEntropy(act_.back().data(), n_, C, y, scale, delta_.data(), correct);
 }
 
 void Mlp::predict(int* out) const {
-  const int C = dims_.back();
-  for (int i = 0; i < n_; ++i) {
-    const float* z = act_.back().data() + size_t(i) * size_t(C);
-    out[i] = int(std::max_element(z, z + C) - z);
-  }
+  argmaxRows(act_.back().data(), n_, dims_.back(), out);
 }
 
 void Mlp::backward(const float* params, float* grads, size_t sliceElems,
@@ -99,7 +78,10 @@ void Mlp::backward(const float* params, float* grads, size_t sliceElems,
       for (int o = 0; o < s.out; ++o) db[o] += d[o];
     }
     // Weight gradient dW = delta^T * in, in row slices so finished rows can be shipped early.
-    const int rowsPerSlice = std::clamp(int(sliceElems / size_t(s.in)), std::min(32, s.out), s.out);
+    // Clamped in size_t first: a single process passes SIZE_MAX, whose quotient overflows an int
+    // (it became -1 for 512 inputs, i.e. 32-row slices where one slice was meant).
+    const int rowsPerSlice =
+        int(std::clamp(sliceElems / size_t(s.in), size_t(std::min(32, s.out)), size_t(s.out)));
     for (int r0 = 0; r0 < s.out; r0 += rowsPerSlice) {
       const int rows = std::min(rowsPerSlice, s.out - r0);
       float* dw = grads + s.weight + size_t(r0) * size_t(s.in);

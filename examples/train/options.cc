@@ -21,8 +21,15 @@ const char kUsage[] =
     "  --train-limit N    use only the first N training images (all)\n"
     "  --test-limit N     use only the first N test images (all)\n"
     "  --max-steps N      stop after N optimiser steps (no limit)\n"
+    "  --strategy S       ddp (replicas), zero (sharded optimiser), tensor, pipeline,\n"
+    "                     hybrid (data x tensor or data x pipeline grid) (ddp)\n"
+    "  --micro-batches M  pipeline: micro-batches per batch, 1F1B schedule (2 x stages)\n"
+    "  --data-parallel D  hybrid: ranks along the data dimension of the grid (2)\n"
+    "  --hybrid KIND      hybrid: tensor or pipeline along the model dimension (tensor)\n"
     "  --bucket-mb X      gradient bucket size in MiB (0.25)\n"
     "  --no-overlap       allreduce all buckets after backward instead of during it\n"
+    "  --shard-optimizer  ddp: reduce-scatter buckets, step this rank's 1/P of the\n"
+    "                     optimiser, allgather the parameters (ZeRO stage 1)\n"
     "  --check-every N    compare a parameter hash across ranks every N steps (100; 0: off)\n"
     "  --blas-threads N   OpenBLAS threads per rank (1)\n"
     "  --checkpoint PATH  write a checkpoint after every epoch (atomically)\n"
@@ -85,6 +92,13 @@ bool parseOptions(int argc, char** argv, Options* o, bool* exitNow) {
   auto text = [](std::string* field) {
     return Setter([field](const char* s) { return *(field) = s, true; });
   };
+  auto oneOf = [](std::vector<std::string> names, std::string* field) {
+    return Setter([names, field](const char* s) {
+      for (const std::string& n : names)
+        if (n == s) return *(field) = s, true;
+      return false;
+    });
+  };
   const std::map<std::string, Setter> withValue = {
       {"--epochs", integer(1, &o->epochs)},
       {"--batch", integer(1, &o->batch)},
@@ -103,6 +117,10 @@ bool parseOptions(int argc, char** argv, Options* o, bool* exitNow) {
       {"--metrics", text(&o->metrics)},
       {"--plot", text(&o->plot)},
       {"--data", text(&o->data)},
+      {"--strategy", oneOf({"ddp", "zero", "tensor", "pipeline", "hybrid"}, &o->strategy)},
+      {"--micro-batches", integer(1, &o->microBatches)},
+      {"--data-parallel", integer(1, &o->dataParallel)},
+      {"--hybrid", oneOf({"tensor", "pipeline"}, &o->hybrid)},
       {"--debug-perturb-rank", integer(0, &o->debugPerturbRank)},
   };
   for (int i = 1; i < argc; ++i) {
@@ -119,9 +137,12 @@ bool parseOptions(int argc, char** argv, Options* o, bool* exitNow) {
       *exitNow = true;
       return true;
     }
-    if (name == "--no-overlap" || name == "--overlap" || name == "--quiet") {
+    if (name == "--no-overlap" || name == "--overlap" || name == "--quiet" ||
+        name == "--shard-optimizer") {
       if (name == "--quiet")
         o->quiet = true;
+      else if (name == "--shard-optimizer")
+        o->shardOptimizer = true;
       else
         o->overlap = name == "--overlap";
       continue;

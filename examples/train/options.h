@@ -21,11 +21,17 @@ struct Options {
   int64_t maxSteps = 0;    // 0: no limit; stops the run after this many steps in all
   double bucketMb = 0.25;
   bool overlap = true;
-  int checkEvery = 100;  // steps between parameter-hash comparisons; 0 turns the check off
+  bool shardOptimizer = false;  // ddp: reduce-scatter, step 1/P of the optimiser, allgather
+  int checkEvery = 100;         // steps between parameter-hash comparisons; 0 turns the check off
   int blasThreads = 1;
   bool quiet = false;
   std::string checkpoint, resume, metrics, plot;
-  int debugPerturbRank = -1;  // test hook: this rank nudges one parameter after step 1
+  // How model and batch are spread over the ranks: ddp, zero, tensor, pipeline or hybrid.
+  std::string strategy = "ddp";
+  int microBatches = 0;           // pipeline: micro-batches per batch (0: twice the stages)
+  int dataParallel = 2;           // hybrid: width of the data dimension of the grid
+  std::string hybrid = "tensor";  // hybrid: the model dimension, tensor or pipeline
+  int debugPerturbRank = -1;      // test hook: this rank nudges one parameter after step 1
 };
 
 // Parses argv; on a bad or missing value prints why plus the usage and returns false.

@@ -6,6 +6,7 @@
 #include "checkpoint.h"
 #include "collective.h"
 #include "common/clock.h"
+#include "evaluate.h"
 #include "grad_sync.h"
 #include "mlp.h"
 #include "rng.h"
@@ -37,7 +38,8 @@ class Trainer {
         test_(test),
         mlp_(modelDims(o, train)),
         ct_(size_ > 1 ? std::make_unique<CommThread>(comm) : nullptr),
-        sync_(ct_.get(), mlp_.paramCount(), size_t(o.bucketMb * (1 << 20) / 4), o.overlap),
+        sync_(ct_.get(), mlp_.paramCount(), size_t(o.bucketMb * (1 << 20) / 4), o.overlap, rank_,
+              size_, o.shardOptimizer),
         sgd_(mlp_.paramCount(), o.lr, o.momentum) {}
 
   Status run();
@@ -150,7 +152,7 @@ Status Trainer::step(const uint32_t* batch, int globalBatch, double* loss, doubl
   mlp_.backward(params, sync_.grads(), slice, [&](size_t f) { sync_.ready(f); });
   const float* grads = sync_.grads();
   CHORUS_RETURN_IF_ERROR(
-      sync_.finish([&](size_t b, size_t e) { sgd_.step(params, grads, b, e); }, waitSec));
+      sync_.finish([&](size_t b, size_t e) { sgd_.step(params, grads, b, e); }, waitSec, params));
   *loss = header[0];
   return Status::Ok();
 }
@@ -158,7 +160,7 @@ Status Trainer::step(const uint32_t* batch, int globalBatch, double* loss, doubl
 Status Trainer::trainEpoch(int epoch, EpochRecord* rec, bool* stopped) {
   const std::vector<uint32_t> order = epochOrder(o_.seed, epoch, train_.count);
   const int64_t steps = (train_.count + o_.batch - 1) / o_.batch;
-  Progress bar(lead() && !o_.quiet, epoch, steps);
+  Progress bar(lead() && !o_.quiet, "ddp", epoch, steps);
   const int64_t t0 = chorus::nowNs();
   if (ct_) ct_->takeBusySeconds();
   double lossSum = 0, waitSec = 0;
@@ -196,29 +198,8 @@ Status Trainer::trainEpoch(int epoch, EpochRecord* rec, bool* stopped) {
   return evaluate(&rec->testAccuracy);
 }
 
-// Each rank scores its share of the test set; the counts are summed.
 Status Trainer::evaluate(double* accuracy) {
-  const int64_t lo = test_.count * rank_ / size_, hi = test_.count * (rank_ + 1) / size_;
-  std::vector<uint32_t> idx;
-  std::vector<float> x;
-  std::vector<int> y, pred;
-  double counts[2] = {0, double(hi - lo)};
-  const float* params = state_.params.data();
-  for (int64_t at = lo; at < hi; at += 1000) {
-    const int n = int(std::min<int64_t>(1000, hi - at));
-    idx.resize(size_t(n));
-    for (int i = 0; i < n; ++i) idx[size_t(i)] = uint32_t(at + i);
-    x.resize(size_t(n) * size_t(test_.pixels));
-    y.resize(size_t(n));
-    pred.resize(size_t(n));
-    gatherBatch(test_, idx.data(), n, x.data(), y.data());
-    mlp_.forward(params, x.data(), n);
-    mlp_.predict(pred.data());
-    for (int i = 0; i < n; ++i) counts[0] += pred[size_t(i)] == y[size_t(i)];
-  }
-  CHORUS_RETURN_IF_ERROR(sumDoubles(ct_.get(), counts, 2));
-  *accuracy = counts[1] > 0 ? counts[0] / counts[1] : 0;
-  return Status::Ok();
+  return evaluateReplica(mlp_, state_.params.data(), test_, rank_, size_, ct_.get(), accuracy);
 }
 
 // Rank 0 writes (the replicas are identical); the others learn whether it worked.
@@ -240,7 +221,9 @@ Status Trainer::saveIfAsked() {
 Status Trainer::finishRun() {
   uint64_t hash;
   CHORUS_RETURN_IF_ERROR(checkReplicasAgree(ct_.get(), size_, state_.params, state_.step, &hash));
-  RunInfo info{size_, o_.batch, o_.overlap, sync_.bucketCount(), hexHash(hash)};
+  const size_t bytes = mlp_.paramCount() * sizeof(float);  // parameters, and as much momentum
+  RunInfo info{"ddp",         size_, o_.batch, o_.overlap, sync_.bucketCount(),
+               hexHash(hash), bytes, bytes};
   const std::string rankText = std::to_string(rank_);
   if (!o_.metrics.empty()) {
     std::string path = o_.metrics;
@@ -252,7 +235,8 @@ Status Trainer::finishRun() {
   if (!lead()) return Status::Ok();
   if (!o_.plot.empty()) {
     const int64_t spe = (train_.count + o_.batch - 1) / o_.batch;
-    Status st = writePlot(o_.plot, state_.history, state_.stepLoss, spe);
+    const std::string title = "chorus-train --strategy ddp, " + std::to_string(size_) + " rank(s)";
+    Status st = writePlot(o_.plot, title, state_.history, state_.stepLoss, spe);
     if (!st.ok()) fprintf(stderr, "chorus-train: plot not drawn: %s\n", st.toString().c_str());
   }
   const EpochRecord last = state_.history.empty() ? EpochRecord{} : state_.history.back();
@@ -272,6 +256,11 @@ Status Trainer::finishRun() {
 }
 
 Status Trainer::run() {
+  // Each rank then holds only its shard of the momentum current: a checkpoint would need all.
+  if (o_.shardOptimizer && (!o_.checkpoint.empty() || !o_.resume.empty()))
+    return Status::InvalidArgument(
+        "--shard-optimizer keeps each rank's share of the momentum only; --checkpoint and "
+        "--resume need all of it: drop one or the other");
   CHORUS_RETURN_IF_ERROR(start().withContext("start"));
   if (lead()) {
     printf("chorus-train: %d rank(s), model", size_);

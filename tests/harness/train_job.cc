@@ -1,0 +1,134 @@
+#include "harness/train_job.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+namespace chorus::test {
+namespace {
+
+const char kData[] = "/usr/share/datasets/fashion-mnist";
+
+std::vector<double> numbersAfter(const std::string& text, const std::string& key) {
+  std::vector<double> out;
+  for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + 1)) {
+    const char* p = text.c_str() + at + key.size();
+    while (*p == ' ' || *p == ':' || *p == '[' || *p == '"') ++p;
+    for (;;) {
+      char* end = nullptr;
+      double v = strtod(p, &end);
+      if (end == p) break;
+      out.push_back(v);
+      p = end;
+      if (key != "\"step_loss\"") break;
+      while (*p == ',' || *p == ' ') ++p;
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string binDir() {
+  if (const char* dir = getenv("CHORUS_BIN_DIR")) return dir;
+  char self[4096];
+  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+  std::string path(self, n > 0 ? size_t(n) : 0);
+  return path.substr(0, path.rfind('/'));
+}
+
+JobResult execute(const std::vector<std::string>& args, double deadlineSec) {
+  char outPath[] = "/tmp/train_test_out_XXXXXX";
+  int fd = mkstemp(outPath);
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(fd, 1);
+    dup2(fd, 2);
+    setpgid(0, 0);
+    std::vector<char*> argv;
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  close(fd);
+  JobResult r;
+  int status = 0;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(deadlineSec);
+  while (waitpid(pid, &status, WNOHANG) == 0) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill(-pid, SIGKILL);
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      r.output = "(killed after the deadline)\n";
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  std::ifstream in(outPath);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  r.output += ss.str();
+  unlink(outPath);
+  return r;
+}
+
+JobResult train(int ranks, const std::vector<std::string>& args) {
+  std::vector<std::string> argv = {
+      binDir() + "/chorus-run",   "-n",     std::to_string(ranks), "--timeout", "100", "--",
+      binDir() + "/chorus-train", "--quiet"};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return execute(argv);
+}
+
+Metrics readMetrics(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  const std::string text = ss.str();
+  Metrics m;
+  m.stepLoss = numbersAfter(text, "\"step_loss\"");
+  m.accuracy = numbersAfter(text, "\"test_accuracy\"");
+  size_t at = text.find("\"param_hash\": \"");
+  if (at != std::string::npos) m.hash = text.substr(at + 15, 16);
+  const std::vector<double> pb = numbersAfter(text, "\"param_bytes\"");
+  const std::vector<double> ob = numbersAfter(text, "\"optimizer_bytes\"");
+  if (!pb.empty()) m.paramBytes = pb[0];
+  if (!ob.empty()) m.optimizerBytes = ob[0];
+  return m;
+}
+
+double maxLossGap(const Metrics& a, const Metrics& b) {
+  double gap = 0;
+  for (size_t i = 0; i < std::min(a.stepLoss.size(), b.stepLoss.size()); ++i)
+    gap = std::max(gap, std::fabs(a.stepLoss[i] - b.stepLoss[i]));
+  return gap;
+}
+
+std::vector<std::string> smallJob(const std::string& metrics) {
+  return {"--train-limit", "1600", "--test-limit",  "500", "--batch",   "32",   "--epochs", "1",
+          "--bucket-mb",   "0.1",  "--check-every", "10",  "--metrics", metrics};
+}
+
+void TrainTest::SetUp() {
+  struct stat st;
+  if (stat((std::string(kData) + "/train-images-idx3-ubyte.gz").c_str(), &st) != 0)
+    GTEST_SKIP() << "Fashion-MNIST is not installed (Debian package dataset-fashion-mnist)";
+  char tmpl[] = "/tmp/train_test_XXXXXX";
+  dir_ = mkdtemp(tmpl);
+}
+
+void TrainTest::TearDown() {
+  if (!dir_.empty()) std::system(("rm -rf '" + dir_ + "'").c_str());
+}
+
+}  // namespace chorus::test
