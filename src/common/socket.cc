@@ -250,6 +250,17 @@ void setNoDelay(int fd) {
 
 }  // namespace
 
+Status bindOnly(const SockAddr& addr, Socket* out) {
+  Socket s;
+  CHORUS_RETURN_IF_ERROR(newSocket(addr.family(), &s));
+  int zero = 0;
+  if (addr.family() == AF_INET6) setsockopt(s.fd(), IPPROTO_IPV6, IPV6_V6ONLY, &zero, sizeof zero);
+  if (bind(s.fd(), addr.sa(), addr.len) != 0)
+    return Status::FromErrno(errno, "bind to " + addr.toString());
+  *out = std::move(s);
+  return Status::Ok();
+}
+
 Status listenOn(const SockAddr& addr, int backlog, Socket* out) {
   Socket s;
   CHORUS_RETURN_IF_ERROR(newSocket(addr.family(), &s));

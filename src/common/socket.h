@@ -87,6 +87,9 @@ class Socket {
 
 // A non-blocking listening socket with SO_REUSEADDR (and IPV6_V6ONLY off for "::").
 Status listenOn(const SockAddr& addr, int backlog, Socket* out);
+// A socket bound to `addr` (port 0: the kernel picks one) but not listening: the port is
+// reserved while connections to it are refused, until the owner calls listen() on it.
+Status bindOnly(const SockAddr& addr, Socket* out);
 Status localAddress(int fd, SockAddr* out);
 
 // One non-blocking accept. `*got` is false when no connection is waiting. On failure

@@ -59,8 +59,9 @@ struct Communicator::Impl {
   std::unique_ptr<FlightRecorder> recorder;  // CHORUS_TRACE_BUFFER entries (0: off)
   FlightDumpInfo dumpInfo;
   uint64_t signalDumpHandle = 0;
-  // Shrinking after a death needs a rendezvous that no dead rank is part of: every rank listens
-  // from init on, and the survivors meet at the first survivor's listener (comm_shrink.cc).
+  // Shrinking after a death needs a rendezvous that no dead rank is part of: every rank reserves
+  // a port from init on (bound, not listening, so strangers are refused), and the survivors
+  // meet at the first survivor's, which listens only then (comm_shrink.cc).
   Socket recoveryListener;
   std::vector<SockAddr> recoveryAddrs;  // by rank
   int shrinks = 0;

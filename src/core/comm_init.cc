@@ -59,8 +59,8 @@ Status Communicator::Impl::init(const UniqueId& id, int r, int n, const Config& 
   config = cfg;
   Deadline deadline = Deadline::after(config.timeoutSec);
   CHORUS_RETURN_IF_ERROR(Bootstrap::connect(id, rank, size, deadline, &bootstrap));
-  CHORUS_RETURN_IF_ERROR(listenOn(bootstrap->localAddress(), 64, &recoveryListener)
-                             .withContext("rank " + std::to_string(rank) + ": recovery listener"));
+  CHORUS_RETURN_IF_ERROR(bindOnly(bootstrap->localAddress(), &recoveryListener)
+                             .withContext("rank " + std::to_string(rank) + ": recovery port"));
 
   // The job's topology feeds algorithm choice only; which transport reaches a peer follows the
   // real host identities below, since a topology file may describe a simulated machine.

@@ -1,8 +1,11 @@
 // shrink: the survivors of a failure make a new communicator without the dead. A split cannot:
 // it exchanges over the parent's bootstrap, whose hub may be dead and whose collectives wait
-// for every rank. Instead each rank listened from init on (Impl::recoveryListener) and told
-// the others where (exchangeHosts); the survivors meet at the first survivor's listener with a
+// for every rank. Instead each rank reserved a port at init (Impl::recoveryListener) and told
+// the others which (exchangeHosts); the first survivor listens on it now, the others retry
+// their connection until it does, and they meet there with a
 // secret derived from the parent's and the excluded list, which only they can compute.
+#include <sys/socket.h>
+
 #include <algorithm>
 #include <cstring>
 #include <vector>
@@ -52,6 +55,8 @@ Status Communicator::shrink(const std::vector<int>& exclude, const Config& confi
       return Status::InvalidUsage(
           "shrink: this communicator was shrunk already; shrink the communicator that "
           "shrink returned instead");
+    if (listen(me.recoveryListener.fd(), 1024) != 0)
+      return Status::FromErrno(errno, "shrink: listening on the recovery port");
     CHORUS_RETURN_IF_ERROR(
         startRootOn(std::move(me.recoveryListener), derived.data(), config.timeoutSec, &id)
             .withContext("shrink"));
