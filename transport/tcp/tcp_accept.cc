@@ -30,19 +30,30 @@ void TcpTransport::refuse(const SockAddr& from, const std::string& why) {
                    from.toString().c_str(), why.c_str());
 }
 
+// Reads what has arrived of a fixed-size handshake record into record[*got, size). False while
+// the socket has nothing more; a closed or failed connection is refused, and *gone set.
+bool TcpTransport::fillRecord(Pending& p, void* record, size_t size, size_t* got,
+                              const char* closedWhy, bool* gone) {
+  *gone = false;
+  ssize_t n = recv(p.sock.fd(), static_cast<char*>(record) + *got, size - *got, MSG_DONTWAIT);
+  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return false;
+  if (n <= 0) {
+    refuse(p.from, n == 0 ? closedWhy : std::string("read failed: ") + strerror(errno));
+    *gone = true;
+    return false;
+  }
+  *got += size_t(n);
+  return true;
+}
+
 // Reads what a pending connection sent so far. Returns true when it is finished with: either
 // accepted (the stream is now in its connection) or refused (closed).
 bool TcpTransport::readPending(Pending& p, bool setupOver) {
   if (p.answered) return readProof(p);
-  char* dst = reinterpret_cast<char*>(&p.hello);
-  ssize_t n = recv(p.sock.fd(), dst + p.got, sizeof p.hello - p.got, MSG_DONTWAIT);
-  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return false;
-  if (n <= 0) {
-    refuse(p.from, n == 0 ? "closed before finishing the handshake"
-                          : std::string("read failed: ") + strerror(errno));
-    return true;
-  }
-  p.got += size_t(n);
+  bool gone = false;
+  if (!fillRecord(p, &p.hello, sizeof p.hello, &p.got, "closed before finishing the handshake",
+                  &gone))
+    return gone;
   if (p.got >= 4 && p.hello.magic != kTcpHelloMagic) {  // garbage: no need to wait for more
     refuse(p.from, "not a Chorus TCP handshake");
     return true;
@@ -74,15 +85,10 @@ bool TcpTransport::readPending(Pending& p, bool setupOver) {
 }
 
 bool TcpTransport::readProof(Pending& p) {
-  char* dst = reinterpret_cast<char*>(&p.proof);
-  ssize_t n = recv(p.sock.fd(), dst + p.proofGot, sizeof p.proof - p.proofGot, MSG_DONTWAIT);
-  if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) return false;
-  if (n <= 0) {
-    refuse(p.from, n == 0 ? "closed before proving the job secret"
-                          : std::string("read failed: ") + strerror(errno));
-    return true;
-  }
-  p.proofGot += size_t(n);
+  bool gone = false;
+  if (!fillRecord(p, &p.proof, sizeof p.proof, &p.proofGot, "closed before proving the job secret",
+                  &gone))
+    return gone;
   if (p.proofGot < sizeof p.proof) return false;
   if (!auth::macEquals(p.proof.mac, connectMac(secret_, p.hello, p.accept).data())) {
     refuse(p.from, "wrong job secret (another job?)");

@@ -91,6 +91,8 @@ class TcpTransport final : public Transport {
   void refuse(const SockAddr& from, const std::string& why);
   bool readPending(Pending& p, bool setupOver);
   bool readProof(Pending& p);
+  bool fillRecord(Pending& p, void* record, size_t size, size_t* got, const char* closedWhy,
+                  bool* gone);
   size_t pendingFrom(const SockAddr& from) const;
   void acceptWaiting(bool setupOver);
   // Accept ran out of descriptors: stop watching the listener for a while (AcceptBackoff).
