@@ -36,10 +36,10 @@ if [ ! -f "$BUILD/python/chorus_torch/__init__.py" ]; then
   exit 1
 fi
 export PYTHONPATH="$BUILD/python" OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
-# --redirects/--tee 1: Debian's torch 1.13 on Python 3.11 cannot parse their default "0".
+# tests/torch/torchrun.py: a free rendezvous port, and the --redirects/--tee Debian's torch needs.
 torchrun() {
   local n="$1"; shift
-  "$PY" -m torch.distributed.run --standalone --nproc_per_node "$n" --redirects 1 --tee 1 "$@" \
+  "$PY" "$ROOT/tests/torch/torchrun.py" --nproc_per_node "$n" "$@" \
     2>/dev/null | sed -n 's/^\[default0\]://p'
 }
 mkdir -p "$OUT"

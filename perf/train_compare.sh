@@ -77,9 +77,9 @@ for round in $(seq "$ROUNDS"); do
     if [ "$n" -eq 1 ]; then
       "$PY" "$ROOT/perf/pytorch_ddp.py" --epochs "$EPOCHS" --json "$OUT/torch-$n-$round.0.json" >/dev/null
     else
-      # --redirects/--tee 1: Debian's torch 1.13 on Python 3.11 cannot parse their default "0"
-      # (IntFlag no longer iterates the zero member), and torchrun fails before starting anyone.
-      "$PY" -m torch.distributed.run --standalone --nproc_per_node "$n" --redirects 1 --tee 1 \
+      # tests/torch/torchrun.py: a free rendezvous port, and the --redirects/--tee 1 that
+      # Debian's torch 1.13 on Python 3.11 needs (it cannot parse their default "0").
+      "$PY" "$ROOT/tests/torch/torchrun.py" --nproc_per_node "$n" \
         "$ROOT/perf/pytorch_ddp.py" --epochs "$EPOCHS" --json "$OUT/torch-$n-$round.0.json" \
         >/dev/null 2>&1
     fi

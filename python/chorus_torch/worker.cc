@@ -1,6 +1,7 @@
 #include "worker.h"
 
 #include <stdexcept>
+#include <utility>
 
 #include "chorus/group.h"
 
@@ -82,20 +83,27 @@ void Worker::run(std::vector<Op>& batch) {
     }
   }
   if (grouped) groupStatus = chorus::groupEnd();
+  std::vector<std::pair<c10::intrusive_ptr<ChorusWork>, std::exception_ptr>> outcomes;
   for (size_t i = 0; i < batch.size(); ++i) {
     Op& op = batch[i];
     const chorus::Status& st = !issued[i].ok() ? issued[i] : groupStatus;
+    std::exception_ptr error;
     if (!st.ok()) {
-      op.work->complete(failure(op, st.toString()));
-      continue;
+      error = failure(op, st.toString());
+    } else {
+      try {
+        if (op.finish) op.finish();
+      } catch (const std::exception& e) {
+        error = failure(op, e.what());
+      }
     }
-    try {
-      if (op.finish) op.finish();
-      op.work->complete(nullptr);
-    } catch (const std::exception& e) {
-      op.work->complete(failure(op, e.what()));
-    }
+    outcomes.emplace_back(std::move(op.work), error);
   }
+  // The ops' tensors go before any caller wakes: once woken, a caller may exit Python, and
+  // dropping a tensor Python let go of needs the GIL, which a finalizing interpreter answers by
+  // ending this thread (pthread_exit), an unwind that aborts the process.
+  batch.clear();
+  for (auto& [work, error] : outcomes) work->complete(error);
 }
 
 }  // namespace chorus_torch

@@ -3,7 +3,7 @@
 over gloo: two copies of the model, same seed, same batches, one wrapped with a chorus group and
 one with a gloo group, trained side by side; the losses must agree step by step within
 LOSS_RTOL, and the parameters at the end within PARAM_ATOL.
-    torchrun --standalone --nproc_per_node 4 --redirects 1 --tee 1 tests/torch/ddp_test.py
+    tests/torch/torchrun.py --nproc_per_node 4 tests/torch/ddp_test.py
 With 2 ranks both backends add the same two numbers, so the runs match bit for bit; with more,
 the two libraries sum the ranks' gradients in different orders and the runs drift apart by
 float32 roundings (about 1e-7 a step).

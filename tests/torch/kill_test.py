@@ -9,10 +9,11 @@ tear the survivors down itself as soon as one rank dies, hiding what they saw).
 import argparse
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
+
+from torchrun import free_port
 
 TIMEOUT_S = 10  # CHORUS_TIMEOUT for the ranks; the errors must come well within it
 
@@ -34,12 +35,6 @@ def worker():
             print(f"raised at {time.time():.3f}: {e}", flush=True)
             sys.exit(0)  # exits without destroy_process_group: teardown must not hang either
         t.fill_(1.0)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def main():

@@ -2,7 +2,7 @@
 """Every torch.distributed operation through the chorus backend, checked against a reference
 computed in Python from all ranks' inputs (each rank can rebuild any rank's input from its seed).
 Run under torchrun with any number of processes:
-    torchrun --standalone --nproc_per_node 4 --redirects 1 --tee 1 tests/torch/ops_test.py
+    tests/torch/torchrun.py --nproc_per_node 4 tests/torch/ops_test.py
 Exits non-zero, listing every mismatch, if anything differs.
 """
 import os
