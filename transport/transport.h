@@ -26,8 +26,14 @@ struct WireHeader {
   uint8_t coll;    // Collective
   uint8_t dtype;   // DataType
   uint8_t op;      // RedOp
-  uint8_t reserved;
+  uint8_t kind;    // kWireData or kWireReady; values from 0x80 are a transport's own
 };
+
+// WireHeader::kind. A ready notice (no payload) tells a rank that sends to this one during a
+// collective, and hears nothing else from it, that this rank is in the same call and will take
+// its data (core/executor_notices.cc).
+inline constexpr uint8_t kWireData = 0;
+inline constexpr uint8_t kWireReady = 1;
 
 class Connection {
  public:

@@ -12,6 +12,17 @@
 #include "common/log.h"
 
 namespace chorus::boot {
+namespace {
+
+// An error a rank reported, as the others see it: a usage error (mismatched calls) stays one,
+// so that every rank of the job returns InvalidUsage for it; anything else is a remote error.
+Status reportedBy(const std::string& who, const Status& theirs) {
+  std::string text = who + " reported an error: " + theirs.message();
+  return theirs.code() == StatusCode::InvalidUsage ? Status::InvalidUsage(std::move(text))
+                                                   : Status::RemoteError(std::move(text));
+}
+
+}  // namespace
 
 StarBootstrap::StarBootstrap(int rank, int size, const uint8_t* secret,
                              std::vector<std::unique_ptr<PeerLink>> peers)
@@ -139,8 +150,7 @@ void StarBootstrap::handleFrame(PeerLink& p, Frame& f) {
     markLeft(int(who));
   } else if (f.type == kPeerError) {
     Status theirs = decodeError(f.payload);
-    peerFailed(p.rank, Status::RemoteError(describeRank(p.rank, p.who) +
-                                           " reported an error: " + theirs.message()));
+    peerFailed(p.rank, reportedBy(describeRank(p.rank, p.who), theirs));
   } else if (f.type == kPeerFailed && rank_ != 0) {
     Reader r(f.payload);
     int32_t failed = -1;
@@ -224,8 +234,7 @@ void StarBootstrap::reportError(const Status& status) {
     (void)send(0, kPeerError, p.data(), p.size(), d);
     return;
   }
-  Status named = Status::RemoteError(describeRank(0, selfIdentity()) +
-                                     " reported an error: " + status.message());
+  Status named = reportedBy(describeRank(0, selfIdentity()), status);
   Writer w;
   w.u32(0);
   std::vector<uint8_t> err = encodeError(named);

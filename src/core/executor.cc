@@ -59,6 +59,7 @@ void Executor::start(const Plan& plan, const OpDesc& desc, uint32_t opSeq, RedOp
     sendHead_[k] = skipDone(index_->first(ScheduleIndex::channelId(int(k), true)));
     recvHead_[k] = skipDone(index_->first(ScheduleIndex::channelId(int(k), false)));
   }
+  planNotices();
 }
 
 // Whether the engine's outstanding work on this step, if any, has finished; if so it counts.
@@ -108,8 +109,8 @@ bool Executor::advanceSend(int i) {
 
 bool Executor::headerMatches(const WireHeader& h, const Step& s, uint64_t n) const {
   const uint64_t count = p2p_ ? s.count : expect_.count;
-  return h.count == count && h.opSeq == expect_.opSeq && h.coll == expect_.coll &&
-         h.dtype == expect_.dtype && h.root == expect_.root &&
+  return h.kind == kWireData && h.count == count && h.opSeq == expect_.opSeq &&
+         h.coll == expect_.coll && h.dtype == expect_.dtype && h.root == expect_.root &&
          (s.kind != StepKind::RecvReduce || h.op == expect_.op) && h.bytes == n * esize_;
 }
 
@@ -134,7 +135,7 @@ bool Executor::advanceRecv(int i, Status* err) {
     if (!h) break;
     const uint64_t n = chunkCount(i, st.done);
     if (!headerMatches(*h, s, n)) {
-      *err = mismatch(*h, s, n * esize_);
+      *err = mismatch(*h, s.peer, s.count, n * esize_);
       return false;
     }
     const uint64_t off = index_->chunkBegin(i, st.done) * esize_;
@@ -235,6 +236,11 @@ void Executor::reclaimLent() {
 
 Executor::Poll Executor::poll(Status* err) {
   bool moved = false, allDone = true;
+  if (noticesOwed_ + noticesAwaited_) {  // first: a notice owed goes out before the data
+    moved = settleNotices(err);
+    if (!err->ok()) return Poll::Failed;
+    allDone = noticesOwed_ + noticesAwaited_ == 0;
+  }
   for (size_t i = first_; i < steps_->size(); ++i) {
     if (finished(int(i))) {
       if (i == first_) ++first_;
@@ -271,6 +277,11 @@ int Executor::departedPeer() const {
     const void* payload = nullptr;
     if (s.kind != StepKind::Send && env_.conns[s.peer]->peek(&payload)) continue;
     return s.peer;
+  }
+  for (size_t k = 0; k < awaitsNotice_.size() && noticesAwaited_; ++k) {
+    const int peer = index_->peers()[k];
+    const void* payload = nullptr;
+    if (awaitsNotice_[k] && env_.peerLeft(peer) && !env_.conns[peer]->peek(&payload)) return peer;
   }
   return -1;
 }
@@ -341,19 +352,27 @@ Status Executor::run(const Plan& plan, const OpDesc& desc, uint32_t opSeq, RedOp
   }
 }
 
-Status Executor::mismatch(const WireHeader& got, const Step& s, uint64_t expectBytes) const {
-  const int peer = s.peer;
-  // Everything agrees but the message's size: the two ranks run the same call differently.
-  if (got.bytes != expectBytes && got.opSeq == expect_.opSeq && got.coll == expect_.coll &&
-      got.dtype == expect_.dtype && got.root == expect_.root && got.op == expect_.op &&
-      got.count == (p2p_ ? s.count : expect_.count))
-    return Status::InvalidUsage(
-        "rank " + std::to_string(env_.rank) + " and rank " + std::to_string(peer) +
-        " cut the same call, " + desc_.toString() + ", into messages of different sizes (" +
-        std::to_string(expectBytes) + " bytes expected here, " + std::to_string(got.bytes) +
-        " arrived over " + transportName(peer) +
-        "): they chose different algorithms or chunk sizes. Give every rank the same "
-        "CHORUS_ALGO, CHORUS_TUNE_FILE and CHORUS_*_BYTES settings");
+Status Executor::mismatch(const WireHeader& got, int peer, uint64_t p2pCount, uint64_t expectBytes,
+                          bool expectNotice) const {
+  // Everything agrees but the message: the two ranks run the same call differently.
+  const bool noticeWanted = expectNotice, noticeGot = got.kind == kWireReady;
+  if ((got.bytes != expectBytes || noticeGot != noticeWanted) && got.opSeq == expect_.opSeq &&
+      got.coll == expect_.coll && got.dtype == expect_.dtype && got.root == expect_.root &&
+      got.op == expect_.op && got.count == (p2p_ ? p2pCount : expect_.count)) {
+    const std::string how =
+        noticeWanted || noticeGot
+            ? " run the same call, " + desc_.toString() + ", differently (" +
+                  (noticeWanted ? "a ready notice" : std::to_string(expectBytes) + " bytes") +
+                  " expected here, " + (noticeGot ? "a ready notice" : "data") + " arrived over "
+            : " cut the same call, " + desc_.toString() + ", into messages of different sizes (" +
+                  std::to_string(expectBytes) + " bytes expected here, " +
+                  std::to_string(got.bytes) + " arrived over ";
+    return Status::InvalidUsage("rank " + std::to_string(env_.rank) + " and rank " +
+                                std::to_string(peer) + how + transportName(peer) +
+                                "): they chose different algorithms or chunk sizes. Give every "
+                                "rank the same CHORUS_ALGO, CHORUS_TUNE_FILE and CHORUS_*_BYTES "
+                                "settings");
+  }
   OpDesc theirs;
   theirs.coll = Collective(got.coll);
   theirs.dtype = DataType(got.dtype);
@@ -365,8 +384,8 @@ Status Executor::mismatch(const WireHeader& got, const Step& s, uint64_t expectB
   return Status::InvalidUsage(
       "mismatched calls on rank " + std::to_string(env_.rank) + ": it is in " + mine.toString() +
       (p2p_ ? "" : " (collective #" + std::to_string(expect_.opSeq) + ")") + " but rank " +
-      std::to_string(peer) + " sent data for " + theirs.toString() +
-      (p2p_ ? "" : " (collective #" + std::to_string(got.opSeq) + ")") +
+      std::to_string(peer) + (noticeGot ? " is ready to take data for " : " sent data for ") +
+      theirs.toString() + (p2p_ ? "" : " (collective #" + std::to_string(got.opSeq) + ")") +
       ". Every rank must make the same collective calls, with the same count, type, op and "
       "root, in the same order (point-to-point counts are in bytes)");
 }
@@ -389,6 +408,12 @@ std::string Executor::blockedOn() const {
             std::to_string(steps_->size()) + ", chunk " + std::to_string(st.done + 1) + " of " +
             std::to_string(st.chunks) + ")";
   }
+  for (size_t k = 0; where.empty() && k < awaitsNotice_.size() && noticesAwaited_; ++k)
+    if (awaitsNotice_[k]) {
+      const int peer = index_->peers()[k];
+      where = ", waiting for rank " + std::to_string(peer) + " to say over " + transportName(peer) +
+              " that it is in the same call and takes the data this rank sends it";
+    }
   if (where.empty() && !lent_.empty())
     where = ", waiting for rank " + std::to_string(env_.rank) + "'s " +
             transportName(lent_.front().peer) + " connection to rank " +

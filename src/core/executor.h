@@ -137,7 +137,16 @@ class Executor {
   bool lentPending();                                     // drops the returned ones
   bool lentOverlaps(const char* begin, const char* end);  // ... then checks the rest
   bool headerMatches(const WireHeader& h, const Step& s, uint64_t n) const;
-  Status mismatch(const WireHeader& got, const Step& s, uint64_t expectBytes) const;
+  // What differs between `got`, from `peer`, and the message expected: data of `expectBytes`
+  // (for a point-to-point step of `p2pCount` bytes), or a ready notice.
+  Status mismatch(const WireHeader& got, int peer, uint64_t p2pCount, uint64_t expectBytes,
+                  bool expectNotice = false) const;
+  // Ready notices (executor_notices.cc): which peers owe this run one, and which it owes.
+  void planNotices();
+  // Posts the notices owed and takes those awaited; a message other than the notice awaited
+  // is a mismatch, left in *err.
+  bool settleNotices(Status* err);
+  bool takeNotice(size_t slot, Status* err);
   std::string blockedOn() const;  // the call and the first step still waiting, for errors
   // The first step still waiting (index, or -1) and its peer.
   int firstWaitingStep() const;
@@ -168,6 +177,9 @@ class Executor {
   std::vector<StepState> state_;
   std::vector<int> sendHead_, recvHead_;
   std::vector<Lent> lent_;
+  // By peer slot: a ready notice this run owes the peer / awaits from it; how many of each.
+  std::vector<uint8_t> owesNotice_, awaitsNotice_;
+  size_t noticesOwed_ = 0, noticesAwaited_ = 0;
 };
 
 }  // namespace chorus

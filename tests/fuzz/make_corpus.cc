@@ -170,7 +170,7 @@ void tcpHandshake() {
   if (!makeHello(kTcpHelloConnect, 0, 1, 1, 2, 512 << 10, 16, &h).ok()) exit(1);
   WireHeader data{1024, 3, -1, 4096, 1, 7, 0, 0};
   WireHeader bye{};
-  bye.reserved = kTcpGoodbye;
+  bye.kind = kTcpGoodbye;
   WireHeader bad = data;
   bad.bytes = 1u << 31;
   const std::string t = "fuzz_tcp_handshake";

@@ -26,11 +26,25 @@ struct OnePeerExecutor {
     executor = std::make_unique<Executor>(std::move(env));
   }
   void start(Schedule s, const OpDesc& d, DataEngine* engine) {
+    peerSaysReady(s, d);
     plan = Plan::make(std::move(s));
     bufs.input = MemRef::host(in.data());
     bufs.output = MemRef::host(out.data());
     bufs.engine = engine;
     executor->start(plan, d, 0, RedOp::Sum, bufs, Deadline::after(10));
+  }
+  // The peer, in the same collective, says so as it starts when it only receives from rank 0
+  // (core/executor_notices.cc): rank 0 does not finish without hearing it.
+  void peerSaysReady(const Schedule& s, const OpDesc& d) {
+    bool sends = false, receives = false;
+    for (const Step& step : s.steps) {
+      sends |= step.kind == StepKind::Send;
+      receives |= step.kind == StepKind::Recv || step.kind == StepKind::RecvReduce;
+    }
+    if (!sends || receives || d.coll == Collective::Send || d.coll == Collective::Recv) return;
+    const WireHeader ready{d.count,       0,         d.root, 0, uint8_t(d.coll), uint8_t(d.dtype),
+                           uint8_t(d.op), kWireReady};
+    conn.inbox.push_back({ready, {}});
   }
   // One pass, which must not fail.
   Executor::Poll poll() {

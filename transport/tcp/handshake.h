@@ -57,8 +57,8 @@ inline auth::Mac connectMac(const uint8_t* secret, const TcpHello& hello, const 
                           {{&hello, sizeof hello}, {&accept, sizeof accept}});
 }
 
-// The WireHeader `reserved` value that marks a stream's goodbye: the peer is shutting down
-// cleanly, so the end of the stream that follows is not a failure.
+// The WireHeader `kind` (a transport value, from 0x80) that marks a stream's goodbye: the peer is
+// shutting down cleanly, so the end of the stream that follows is not a failure.
 inline constexpr uint8_t kTcpGoodbye = 0xB7;
 
 }  // namespace chorus

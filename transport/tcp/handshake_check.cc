@@ -35,8 +35,9 @@ bool checkAccept(const TcpHello& accept, const TcpHello& sent, const uint8_t* se
 }
 
 TcpHeaderKind classifyHeader(const WireHeader& h, size_t chunkBytes) {
-  if (h.reserved == kTcpGoodbye && h.bytes == 0) return TcpHeaderKind::Goodbye;
-  if (h.bytes > chunkBytes || h.reserved != 0) return TcpHeaderKind::Malformed;
+  if (h.kind == kTcpGoodbye && h.bytes == 0) return TcpHeaderKind::Goodbye;
+  if (h.bytes > chunkBytes || (h.kind != kWireData && h.kind != kWireReady))
+    return TcpHeaderKind::Malformed;
   return TcpHeaderKind::Message;
 }
 

@@ -316,7 +316,7 @@ void TcpConnection::sayGoodbye() {
     if (!st.sock.valid()) continue;
     if (st.sendOff == 0) {  // never in the middle of a message
       WireHeader bye{};
-      bye.reserved = kTcpGoodbye;
+      bye.kind = kTcpGoodbye;
       ssize_t n = send(st.sock.fd(), &bye, kHdr, MSG_NOSIGNAL | MSG_DONTWAIT);
       (void)n;
     }

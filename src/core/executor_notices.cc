@@ -1,0 +1,84 @@
+// Ready notices: how a rank that only sends to a peer during a collective learns that the peer
+// is in the same call. Receivers check every header against their own call, so a mismatch is
+// found where data arrives. But a rank that never hears from a peer it sends to (a broadcast
+// root, a leaf of a reduce, every rank of a ring towards its successor) would return success
+// before the peer could object; and two ranks that each only wait for the other (each the root
+// of its own reduce) would wait until the deadline.
+//
+// So in every one-way pair the receiver, as its call starts, sends the sender a ready notice
+// (a header-only message of kind kWireReady repeating its call), and the sender takes it before
+// its call returns. The same call on both sides means the same schedule, so the receiver will
+// take the sender's data. Anything else in the notice's place is a mismatch, reported by the
+// rank that finds it: the sender, or a receiver that finds a notice where it waits for data.
+// A pair that exchanges data both ways needs none: each side checks the other's headers, so a
+// difference is found on both sides before either finishes.
+//
+// Point-to-point sends get no notices: an eager send returns before the receive is posted
+// (MPI's semantics, which a send-then-receive on both ranks relies on); the receiver checks the
+// byte count and a mismatch reaches the sender through the bootstrap.
+#include "core/executor.h"
+
+namespace chorus {
+
+void Executor::planNotices() {
+  noticesOwed_ = noticesAwaited_ = 0;
+  if (p2p_) return;
+  const size_t peers = index_->peers().size();
+  owesNotice_.assign(peers, 0);    // for now: receives data from the peer
+  awaitsNotice_.assign(peers, 0);  // for now: sends data to the peer
+  for (size_t i = 0; i < steps_->size(); ++i) {
+    const StepKind kind = (*steps_)[i].kind;
+    if (kind == StepKind::Copy || state_[i].chunks == 0) continue;
+    (kind == StepKind::Send ? awaitsNotice_ : owesNotice_)[size_t(slotOf(int(i)))] = 1;
+  }
+  for (size_t k = 0; k < peers; ++k) {
+    if (owesNotice_[k] && awaitsNotice_[k]) owesNotice_[k] = awaitsNotice_[k] = 0;
+    noticesOwed_ += owesNotice_[k];
+    noticesAwaited_ += awaitsNotice_[k];
+  }
+}
+
+bool Executor::settleNotices(Status* err) {
+  bool moved = false;
+  const std::vector<int>& peers = index_->peers();
+  for (size_t k = 0; k < peers.size(); ++k) {
+    if (owesNotice_[k]) {
+      WireHeader notice = expect_;
+      notice.kind = kWireReady;
+      notice.bytes = 0;
+      if (env_.conns[size_t(peers[k])]->postSend(notice, MemRef::host(&expect_), nullptr)) {
+        owesNotice_[k] = 0;
+        --noticesOwed_;
+        moved = true;
+      }
+    }
+    if (awaitsNotice_[k]) {
+      moved |= takeNotice(k, err);
+      if (!err->ok()) return moved;
+    }
+  }
+  return moved;
+}
+
+bool Executor::takeNotice(size_t slot, Status* err) {
+  const int peer = index_->peers()[slot];
+  Connection* c = env_.conns[size_t(peer)];
+  const void* payload = nullptr;
+  const WireHeader* h = c->peek(&payload);
+  if (!h) return false;
+  // The peer sends nothing else to this rank in this call, and its notice comes before
+  // anything of its next call: whatever else is here, the peer is in another call.
+  const bool matches = h->kind == kWireReady && h->bytes == 0 && h->count == expect_.count &&
+                       h->opSeq == expect_.opSeq && h->coll == expect_.coll &&
+                       h->dtype == expect_.dtype && h->root == expect_.root;
+  if (!matches) {
+    *err = mismatch(*h, peer, 0, 0, true);
+    return false;
+  }
+  c->release();
+  awaitsNotice_[slot] = 0;
+  --noticesAwaited_;
+  return true;
+}
+
+}  // namespace chorus

@@ -1,0 +1,134 @@
+// Mismatched collective calls are found in the call itself, by every rank that took part in an
+// exchange with a rank that differs: receivers by the headers, ranks that only send by their
+// peers' receipts (core/executor_receipts.cc). No such rank returns success, and every error is
+// InvalidUsage naming the other rank and what differed. Over shared memory and TCP.
+#include <gtest/gtest.h>
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "chorus/communicator.h"
+#include "harness/multirank.h"
+
+namespace chorus {
+namespace {
+
+using test::RankContext;
+using test::RankResult;
+
+// One collective call that rank `differs` makes differently from the others.
+struct Variant {
+  const char* name;
+  int ranks;
+  // Makes the call as `rank` does.
+  Status (*call)(Communicator& c, int rank, std::vector<float>& a, std::vector<float>& b);
+  int differs;
+  const char* mustName;  // a fragment every error must contain, besides the rank
+};
+
+void PrintTo(const Variant& v, std::ostream* os) {
+  *os << v.name;
+}
+
+constexpr size_t kElems = 1 << 15;  // 128 KiB of floats: several chunks on every transport
+
+std::vector<Variant> variants() {
+  return {
+      {"BroadcastRoots", 2,
+       [](Communicator& c, int r, std::vector<float>& a, std::vector<float>&) {
+         return c.broadcast(a.data(), a.data(), kElems, DataType::Float32, r);  // each its own
+       },
+       1, "root="},
+      {"BroadcastCounts", 2,
+       [](Communicator& c, int r, std::vector<float>& a, std::vector<float>&) {
+         return c.broadcast(a.data(), a.data(), r ? kElems / 2 : kElems, DataType::Float32, 0);
+       },
+       1, "count="},
+      {"ReduceCountsOnTheLeaf", 2,
+       [](Communicator& c, int r, std::vector<float>& a, std::vector<float>& b) {
+         return c.reduce(a.data(), b.data(), r ? kElems / 4 : kElems, DataType::Float32,
+                         RedOp::Sum, 0);
+       },
+       1, "count="},
+      {"ReduceRoots", 2,
+       [](Communicator& c, int r, std::vector<float>& a, std::vector<float>& b) {
+         return c.reduce(a.data(), b.data(), kElems, DataType::Float32, RedOp::Sum, r);
+       },
+       0, "root="},
+      {"ScatterRoots", 2,
+       [](Communicator& c, int r, std::vector<float>& a, std::vector<float>& b) {
+         return c.scatter(a.data(), b.data(), kElems / 2, DataType::Float32, r);
+       },
+       1, "root="},
+      {"GatherTypes", 2,
+       [](Communicator& c, int r, std::vector<float>& a, std::vector<float>& b) {
+         return c.gather(a.data(), b.data(), kElems / 2, r ? DataType::Int32 : DataType::Float32,
+                         0);
+       },
+       1, "int32"},
+      {"BroadcastRootOnOneOfFour", 4,
+       [](Communicator& c, int r, std::vector<float>& a, std::vector<float>&) {
+         return c.broadcast(a.data(), a.data(), kElems, DataType::Float32, r == 3 ? 3 : 0);
+       },
+       3, "root="},
+      {"AllGatherCountOnOneOfFour", 4,
+       [](Communicator& c, int r, std::vector<float>& a, std::vector<float>& b) {
+         return c.allGather(a.data(), b.data(), r == 2 ? kElems / 8 : kElems / 4,
+                            DataType::Float32);
+       },
+       2, "count="},
+  };
+}
+
+class Mismatch : public ::testing::TestWithParam<std::tuple<Variant, const char*>> {};
+
+// Every rank reports its call's status and, after it, a barrier's: a rank may legitimately
+// finish a call whose own exchanges all matched (its partners agreed with it), but then the job
+// knows, and its next call fails.
+TEST_P(Mismatch, NoRankThatExchangedWithTheOddOneSucceeds) {
+  const Variant v = std::get<0>(GetParam());
+  const std::string transport = std::get<1>(GetParam());
+  auto results = test::runRanks(v.ranks, [&](RankContext& ctx) {
+    Config config;
+    if (!Config::fromEnvironment(&config).ok()) return 1;
+    config.transport = transport;
+    config.timeoutSec = 20;
+    auto comm = ctx.connect(&config);
+    if (!comm) return 1;
+    std::vector<float> a(kElems, 1.0f + float(ctx.rank)), b(kElems * size_t(v.ranks), 0.0f);
+    Status st = v.call(*comm, ctx.rank, a, b);
+    ctx.report("call: %s", st.toString().c_str());
+    Status next = comm->barrier();
+    ctx.report("next: %s", next.toString().c_str());
+    return next.ok() ? 2 : 0;
+  });
+  for (const RankResult& r : results) {
+    SCOPED_TRACE("rank " + std::to_string(r.rank) + ": " + r.report);
+    ASSERT_TRUE(r.ok());
+    const bool involved = v.ranks == 2 || r.rank == v.differs || r.rank == 0;
+    if (r.report.find("call: OK") != std::string::npos) {
+      EXPECT_FALSE(involved) << "a rank that exchanged data with the odd rank returned success";
+      continue;
+    }
+    EXPECT_NE(r.report.find("call: InvalidUsage"), std::string::npos);
+    // The odd rank names whichever partner found it first; the others name the odd rank.
+    if (involved && r.rank != v.differs) {
+      EXPECT_NE(r.report.find("rank " + std::to_string(v.differs)), std::string::npos)
+          << "the error must name the rank that differs";
+    }
+    EXPECT_NE(r.report.find(v.mustName), std::string::npos) << "the error must say what differed";
+  }
+}
+
+std::string variantName(const ::testing::TestParamInfo<Mismatch::ParamType>& info) {
+  return std::string(std::get<0>(info.param).name) + "_" + std::get<1>(info.param);
+}
+
+INSTANTIATE_TEST_SUITE_P(Calls, Mismatch,
+                         ::testing::Combine(::testing::ValuesIn(variants()),
+                                            ::testing::Values("shm", "tcp")),
+                         variantName);
+
+}  // namespace
+}  // namespace chorus
