@@ -47,8 +47,8 @@ std::vector<Variant> variants() {
        1, "count="},
       {"ReduceCountsOnTheLeaf", 2,
        [](Communicator& c, int r, std::vector<float>& a, std::vector<float>& b) {
-         return c.reduce(a.data(), b.data(), r ? kElems / 4 : kElems, DataType::Float32,
-                         RedOp::Sum, 0);
+         return c.reduce(a.data(), b.data(), r ? kElems / 4 : kElems, DataType::Float32, RedOp::Sum,
+                         0);
        },
        1, "count="},
       {"ReduceRoots", 2,
@@ -129,6 +129,41 @@ INSTANTIATE_TEST_SUITE_P(Calls, Mismatch,
                          ::testing::Combine(::testing::ValuesIn(variants()),
                                             ::testing::Values("shm", "tcp")),
                          variantName);
+
+// CHORUS_CHECK_CALLS=0 drops the ready notices: two ranks that each broadcast as root return
+// success (what the check is for), and the mismatch surfaces at the next call instead.
+TEST(MismatchUnchecked, TwoRootsReturnAndTheNextCallFails) {
+  auto results = test::runRanks(2, [](RankContext& ctx) {
+    Config config;
+    if (!Config::fromEnvironment(&config).ok()) return 1;
+    config.checkCalls = false;
+    config.timeoutSec = 20;
+    auto comm = ctx.connect(&config);
+    if (!comm) return 1;
+    std::vector<float> a(1024, 1.0f);
+    Status st = comm->broadcast(a.data(), a.data(), a.size(), DataType::Float32, ctx.rank);
+    Status next = comm->barrier();
+    ctx.report("call: %s; next: %s", st.toString().c_str(), next.toString().c_str());
+    return st.ok() && next.code() == StatusCode::InvalidUsage ? 0 : 2;
+  });
+  EXPECT_EQ(test::describeFailures(results), "");
+}
+
+// The setting must agree: a rank that sends notices to one that does not read them would break
+// the next call, so communicators refuse to form.
+TEST(MismatchUnchecked, RanksMustAgreeOnTheSetting) {
+  auto results = test::runRanks(2, [](RankContext& ctx) {
+    Config config;
+    if (!Config::fromEnvironment(&config).ok()) return 1;
+    config.checkCalls = ctx.rank == 0;
+    config.timeoutSec = 20;
+    std::unique_ptr<Communicator> comm;
+    Status st = Communicator::create(ctx.id, ctx.rank, ctx.size, config, &comm);
+    ctx.report("%s", st.toString().c_str());
+    return !st.ok() && st.message().find("CHORUS_CHECK_CALLS") != std::string::npos ? 0 : 2;
+  });
+  EXPECT_EQ(test::describeFailures(results), "");
+}
 
 }  // namespace
 }  // namespace chorus

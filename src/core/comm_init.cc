@@ -91,6 +91,7 @@ Status Communicator::Impl::init(const UniqueId& id, int r, int n, const Config& 
            (!via[size_t(peer)] || via[size_t(peer)]->peerFinished(peer));
   };
   env.spinNs = config.spinNs;
+  env.readyNotices = config.checkCalls;
   env.recorder = recorder.get();
   const size_t chunkBytes = env.chunkBytes;
   executor = std::make_unique<Executor>(std::move(env));

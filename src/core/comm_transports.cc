@@ -25,7 +25,8 @@ struct PeerInfo {
 };
 
 std::string agreedSettings(const Config& config) {
-  std::string s = "CHORUS_TRANSPORT=" + config.transport;
+  std::string s = "CHORUS_TRANSPORT=" + config.transport +
+                  " CHORUS_CHECK_CALLS=" + (config.checkCalls ? "1" : "0");
   for (const TransportEntry& e : registeredTransports()) s += " " + e.mustAgree(config);
   return s;
 }

@@ -25,6 +25,7 @@ Status Config::fromEnvironment(Config* out, Names names) {
   if (auto v = envBytes("CHORUS_SHM_SLOT_BYTES", &err)) c.shmSlotBytes = size_t(*v);
   if (auto v = envInt("CHORUS_SHM_SLOTS", &err)) c.shmSlots = int(*v);
   if (auto v = envInt("CHORUS_SPIN_NS", &err)) c.spinNs = *v;
+  if (auto v = envInt("CHORUS_CHECK_CALLS", &err)) c.checkCalls = *v != 0;
   if (auto v = envString("CHORUS_HOSTID")) c.hostId = *v;
   if (auto v = either("CHORUS_TOPO_FILE", "NCCL_TOPO_FILE", names)) c.topoFile = *v;
   if (auto v = either("CHORUS_TOPO_DUMP_FILE", "NCCL_TOPO_DUMP_FILE", names)) c.topoDumpFile = *v;

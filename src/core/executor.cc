@@ -336,9 +336,14 @@ Status Executor::run(const Plan& plan, const OpDesc& desc, uint32_t opSeq, RedOp
     // A failure still waiting for its root cause keeps us spinning: it resolves within its
     // grace, unrung.
     if (nowNs() - idleSince < env_.spinNs || !env_.doorbell || env_.failed->load()) continue;
-    if (env_.recorder)  // off the fast path: only before sleeping
-      if (const int w = firstWaitingStep(); w >= 0)
-        env_.recorder->waiting(env_.recorder->lastCall(), (*steps_)[size_t(w)].peer, w + 1);
+    if (env_.recorder) {  // off the fast path: only before sleeping
+      // After the steps, a ready notice: "step" one past the last.
+      const int w = firstWaitingStep();
+      const int peer = w >= 0 ? (*steps_)[size_t(w)].peer : awaitedNoticePeer();
+      if (peer >= 0)
+        env_.recorder->waiting(env_.recorder->lastCall(), peer,
+                               w >= 0 ? w + 1 : int(steps_->size()) + 1);
+    }
     const uint32_t token = env_.doorbell->prepareSleep();
     p = poll(&err);
     if (p == Poll::Idle && !env_.failed->load()) {
@@ -408,12 +413,9 @@ std::string Executor::blockedOn() const {
             std::to_string(steps_->size()) + ", chunk " + std::to_string(st.done + 1) + " of " +
             std::to_string(st.chunks) + ")";
   }
-  for (size_t k = 0; where.empty() && k < awaitsNotice_.size() && noticesAwaited_; ++k)
-    if (awaitsNotice_[k]) {
-      const int peer = index_->peers()[k];
-      where = ", waiting for rank " + std::to_string(peer) + " to say over " + transportName(peer) +
-              " that it is in the same call and takes the data this rank sends it";
-    }
+  if (const int peer = awaitedNoticePeer(); where.empty() && peer >= 0)
+    where = ", waiting for rank " + std::to_string(peer) + " to say over " + transportName(peer) +
+            " that it is in the same call and takes the data this rank sends it";
   if (where.empty() && !lent_.empty())
     where = ", waiting for rank " + std::to_string(env_.rank) + "'s " +
             transportName(lent_.front().peer) + " connection to rank " +

@@ -55,6 +55,7 @@ struct ExecEnv {
   std::function<Status()> failure;
   std::function<bool(int)> peerLeft;  // has this peer left the job cleanly?
   int64_t spinNs = 50000;
+  bool readyNotices = true;            // Config::checkCalls (executor_notices.cc)
   FlightRecorder* recorder = nullptr;  // told whom a call waits on before each sleep
 
   // How this job cuts a schedule whose elements are `elementBytes` long.
@@ -147,6 +148,7 @@ class Executor {
   // is a mismatch, left in *err.
   bool settleNotices(Status* err);
   bool takeNotice(size_t slot, Status* err);
+  int awaitedNoticePeer() const;  // the first peer whose notice this run still awaits, or -1
   std::string blockedOn() const;  // the call and the first step still waiting, for errors
   // The first step still waiting (index, or -1) and its peer.
   int firstWaitingStep() const;

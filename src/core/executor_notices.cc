@@ -22,7 +22,7 @@ namespace chorus {
 
 void Executor::planNotices() {
   noticesOwed_ = noticesAwaited_ = 0;
-  if (p2p_) return;
+  if (p2p_ || !env_.readyNotices) return;
   const size_t peers = index_->peers().size();
   owesNotice_.assign(peers, 0);    // for now: receives data from the peer
   awaitsNotice_.assign(peers, 0);  // for now: sends data to the peer
@@ -79,6 +79,13 @@ bool Executor::takeNotice(size_t slot, Status* err) {
   awaitsNotice_[slot] = 0;
   --noticesAwaited_;
   return true;
+}
+
+int Executor::awaitedNoticePeer() const {
+  if (!noticesAwaited_) return -1;
+  for (size_t k = 0; k < awaitsNotice_.size(); ++k)
+    if (awaitsNotice_[k]) return index_->peers()[k];
+  return -1;
 }
 
 }  // namespace chorus
