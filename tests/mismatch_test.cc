@@ -81,6 +81,17 @@ std::vector<Variant> variants() {
   };
 }
 
+// The environment's settings with a short deadline (a mismatch must not wait for the default 300
+// s).
+Config testConfig(const std::string& transport, bool checkCalls) {
+  Config config;
+  EXPECT_TRUE(Config::fromEnvironment(&config).ok());
+  config.transport = transport;
+  config.checkCalls = checkCalls;
+  config.timeoutSec = 20;
+  return config;
+}
+
 class Mismatch : public ::testing::TestWithParam<std::tuple<Variant, const char*>> {};
 
 // Every rank reports its call's status and, after it, a barrier's: a rank may legitimately
@@ -90,10 +101,7 @@ TEST_P(Mismatch, NoRankThatExchangedWithTheOddOneSucceeds) {
   const Variant v = std::get<0>(GetParam());
   const std::string transport = std::get<1>(GetParam());
   auto results = test::runRanks(v.ranks, [&](RankContext& ctx) {
-    Config config;
-    if (!Config::fromEnvironment(&config).ok()) return 1;
-    config.transport = transport;
-    config.timeoutSec = 20;
+    const Config config = testConfig(transport, true);
     auto comm = ctx.connect(&config);
     if (!comm) return 1;
     std::vector<float> a(kElems, 1.0f + float(ctx.rank)), b(kElems * size_t(v.ranks), 0.0f);
@@ -134,10 +142,7 @@ INSTANTIATE_TEST_SUITE_P(Calls, Mismatch,
 // success (what the check is for), and the mismatch surfaces at the next call instead.
 TEST(MismatchUnchecked, TwoRootsReturnAndTheNextCallFails) {
   auto results = test::runRanks(2, [](RankContext& ctx) {
-    Config config;
-    if (!Config::fromEnvironment(&config).ok()) return 1;
-    config.checkCalls = false;
-    config.timeoutSec = 20;
+    const Config config = testConfig("auto", false);
     auto comm = ctx.connect(&config);
     if (!comm) return 1;
     std::vector<float> a(1024, 1.0f);
@@ -153,10 +158,7 @@ TEST(MismatchUnchecked, TwoRootsReturnAndTheNextCallFails) {
 // the next call, so communicators refuse to form.
 TEST(MismatchUnchecked, RanksMustAgreeOnTheSetting) {
   auto results = test::runRanks(2, [](RankContext& ctx) {
-    Config config;
-    if (!Config::fromEnvironment(&config).ok()) return 1;
-    config.checkCalls = ctx.rank == 0;
-    config.timeoutSec = 20;
+    const Config config = testConfig("auto", ctx.rank == 0);
     std::unique_ptr<Communicator> comm;
     Status st = Communicator::create(ctx.id, ctx.rank, ctx.size, config, &comm);
     ctx.report("%s", st.toString().c_str());
