@@ -1,0 +1,130 @@
+#include "tools/cli/tool.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+
+#include "tools/cli/version.h"
+
+namespace chorus::cli {
+
+namespace {
+
+// CLI11's help, opening with the tool's own usage line (its positional arguments and launch
+// read better written out than generated) and then what the tool does, as help2man expects.
+class Formatter : public CLI::Formatter {
+ public:
+  explicit Formatter(std::string synopsis) : synopsis_(std::move(synopsis)) {
+    label("Usage", "usage");
+    label("SUBCOMMAND", "COMMAND");
+    label("SUBCOMMANDS", "Commands");
+  }
+  std::string make_description(const CLI::App* app) const override {
+    return app->get_parent() != nullptr ? CLI::Formatter::make_description(app) : "";
+  }
+  std::string make_usage(const CLI::App* app, std::string name) const override {
+    if (app->get_parent() != nullptr) return CLI::Formatter::make_usage(app, std::move(name));
+    return "usage: " + name + " " + synopsis_ + "\n" + app->get_description() + "\n";
+  }
+
+ private:
+  std::string synopsis_;
+};
+
+// The first long name of "-n,--np": how errors name an option, whichever spelling was used.
+std::string displayName(const std::string& names) {
+  std::string first;
+  for (size_t s = 0; s <= names.size();) {
+    size_t c = names.find(',', s);
+    if (c == std::string::npos) c = names.size();
+    const std::string n = names.substr(s, c - s);
+    if (n.rfind("--", 0) == 0) return n;
+    if (first.empty()) first = n;
+    s = c + 1;
+  }
+  return first;
+}
+
+// CLI11's message, reworded where it speaks of its own workings.
+std::string describe(const CLI::ParseError& e) {
+  const std::string what = e.what();
+  const size_t colon = what.find(": ");
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) && colon != std::string::npos) {
+    const std::string arg = what.substr(colon + 2, what.find(' ', colon + 2) - colon - 2);
+    return (arg[0] == '-' ? "unknown option '" : "unexpected argument '") + arg + "'";
+  }
+  if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) && colon != std::string::npos &&
+      what.ends_with(" missing"))
+    return what.substr(0, colon) + " needs a value";
+  return what;
+}
+
+}  // namespace
+
+Tool::Tool(std::string name, std::string synopsis, const std::string& description)
+    : name_(std::move(name)), synopsis_(std::move(synopsis)), app_(description, name_) {
+  app_.formatter(std::make_shared<Formatter>(synopsis_));
+  // Like the hand-written parsers before: an option given twice keeps its last value.
+  app_.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app_.set_version_flag("--version", versionText(),
+                        "print the Chorus version, git commit and backends");
+  app_.set_help_flag("-h,--help", "print this help");
+  app_.add_flag("-v,--verbose", verbose_,
+                "log more of what the library does (CHORUS_DEBUG=INFO; -vv: TRACE)");
+  app_.add_flag("-q,--quiet", quiet_, "print results and errors only");
+}
+
+int Tool::parse(int argc, char** argv) {
+  try {
+    app_.parse(argc, argv);
+  } catch (const CLI::CallForHelp&) {
+    fputs(app_.help().c_str(), stdout);
+    return 0;
+  } catch (const CLI::CallForVersion& e) {
+    fputs(e.what(), stdout);
+    return 0;
+  } catch (const CLI::ParseError& e) {
+    return usageError(describe(e));
+  }
+  if (verbose_ > 0) setenv("CHORUS_DEBUG", verbose_ > 1 ? "TRACE" : "INFO", 0);
+  return -1;
+}
+
+int Tool::usageError(const std::string& message) const {
+  fprintf(stderr, "%s: %s\nusage: %s %s\n(see %s --help)\n", name_.c_str(), message.c_str(),
+          name_.c_str(), synopsis_.c_str(), name_.c_str());
+  return kUsageExit;
+}
+
+CLI::Option* checked(CLI::App& app, const std::string& names,
+                     std::function<void(const std::string& option, const std::string& text)> set,
+                     const std::string& typeName, const std::string& shown,
+                     const std::string& help) {
+  const std::string option = displayName(names);
+  CLI::Option* o = app.add_option_function<std::string>(
+      names, [option, set](const std::string& v) { set(option, v); }, help);
+  o->type_name(typeName);
+  if (!shown.empty()) o->default_str(shown);
+  return o;
+}
+
+CLI::Option* choice(CLI::App& app, const std::string& names, std::string* out,
+                    const std::vector<std::string>& accepted, const std::string& help) {
+  std::string type;
+  for (const std::string& a : accepted) type += (type.empty() ? "" : "|") + a;
+  return checked(
+      app, names,
+      [out, accepted](const std::string& opt, const std::string& v) {
+        *out = parseChoice(opt, v, accepted);
+      },
+      type, *out, help);
+}
+
+CLI::Option* text(CLI::App& app, const std::string& names, std::string* out,
+                  const std::string& typeName, const std::string& help) {
+  return checked(
+      app, names, [out](const std::string&, const std::string& v) { *out = v; }, typeName, *out,
+      help);
+}
+
+}  // namespace chorus::cli
