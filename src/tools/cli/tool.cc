@@ -45,17 +45,29 @@ std::string displayName(const std::string& names) {
   return first;
 }
 
-// CLI11's message, reworded where it speaks of its own workings.
-std::string describe(const CLI::ParseError& e) {
+std::string unexpected(const std::string& arg) {
+  return (arg[0] == '-' ? "unknown option '" : "unexpected argument '") + arg + "'";
+}
+
+// CLI11's message, reworded where it speaks of its own workings. An unknown option is named
+// first even when CLI11 found a required one missing: it is the likelier mistake.
+std::string describe(const CLI::App& app, const CLI::ParseError& e) {
   const std::string what = e.what();
   const size_t colon = what.find(": ");
-  if (dynamic_cast<const CLI::ExtrasError*>(&e) && colon != std::string::npos) {
-    const std::string arg = what.substr(colon + 2, what.find(' ', colon + 2) - colon - 2);
-    return (arg[0] == '-' ? "unknown option '" : "unexpected argument '") + arg + "'";
-  }
+  const std::vector<std::string> extra = app.remaining(true);
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) && colon != std::string::npos)
+    return unexpected(what.substr(colon + 2, what.find(' ', colon + 2) - colon - 2));
+  if (dynamic_cast<const CLI::RequiredError*>(&e) && !extra.empty()) return unexpected(extra[0]);
   if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) && colon != std::string::npos &&
       what.ends_with(" missing"))
     return what.substr(0, colon) + " needs a value";
+  // A flag given a value it cannot read: "Could not convert: --quick = maybe".
+  const size_t eq = what.find(" = ");
+  if (dynamic_cast<const CLI::ConversionError*>(&e) && colon != std::string::npos &&
+      eq != std::string::npos)
+    return BadValue(what.substr(colon + 2, eq - colon - 2), what.substr(eq + 3),
+                    "a flag takes no value (or true/false)")
+        .what();
   return what;
 }
 
@@ -80,11 +92,11 @@ int Tool::parse(int argc, char** argv) {
   } catch (const CLI::CallForHelp&) {
     fputs(app_.help().c_str(), stdout);
     return 0;
-  } catch (const CLI::CallForVersion& e) {
-    fputs(e.what(), stdout);
+  } catch (const CLI::CallForVersion&) {
+    fputs(versionText().c_str(), stdout);
     return 0;
   } catch (const CLI::ParseError& e) {
-    return usageError(describe(e));
+    return usageError(describe(app_, e));
   }
   if (verbose_ > 0) setenv("CHORUS_DEBUG", verbose_ > 1 ? "TRACE" : "INFO", 0);
   return -1;
