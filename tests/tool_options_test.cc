@@ -78,12 +78,23 @@ TEST_P(EveryTool, HelpOpensWithTheUsageAndExitsZero) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Tools, EveryTool,
-                         testing::Values("chorus-sim", "chorus-topo", "chorus-trace",
+                         testing::Values("chorus-run", "chorus-sim", "chorus-topo", "chorus-trace",
                                          "chorus-tune"),
                          [](const auto& info) {
                            std::string n = info.param;
                            return n.substr(n.find('-') + 1);
                          });
+
+TEST(RunOptions, BadValues) {
+  expectUsageError("chorus-run", "echo hi", "--np is required");
+  expectUsageError("chorus-run", "-n 0 echo",
+                   "bad value '0' for --np: wants a whole number in 1..1024");
+  expectUsageError("chorus-run", "--np=2 --bind-to socket echo",
+                   "bad value 'socket' for --bind-to: wants core or none");
+  expectUsageError("chorus-run", "-n 2 -x NOVALUE echo",
+                   "bad value 'NOVALUE' for -x: wants NAME=VALUE");
+  expectUsageError("chorus-run", "-n 2", "no program given");
+}
 
 TEST(SimOptions, BadValues) {
   expectUsageError(

@@ -57,7 +57,9 @@ std::string describe(const CLI::App& app, const CLI::ParseError& e) {
   const std::vector<std::string> extra = app.remaining(true);
   if (dynamic_cast<const CLI::ExtrasError*>(&e) && colon != std::string::npos)
     return unexpected(what.substr(colon + 2, what.find(' ', colon + 2) - colon - 2));
-  if (dynamic_cast<const CLI::RequiredError*>(&e) && !extra.empty()) return unexpected(extra[0]);
+  if (dynamic_cast<const CLI::RequiredError*>(&e) && !extra.empty() && extra[0][0] == '-' &&
+      extra[0] != "--")
+    return unexpected(extra[0]);
   if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) && colon != std::string::npos &&
       what.ends_with(" missing"))
     return what.substr(0, colon) + " needs a value";
