@@ -79,7 +79,7 @@ TEST_P(EveryTool, HelpOpensWithTheUsageAndExitsZero) {
 
 INSTANTIATE_TEST_SUITE_P(Tools, EveryTool,
                          testing::Values("chorus-run", "chorus-sim", "chorus-topo", "chorus-trace",
-                                         "chorus-tune"),
+                                         "chorus-tune", "chorus-train"),
                          [](const auto& info) {
                            std::string n = info.param;
                            return n.substr(n.find('-') + 1);
@@ -120,6 +120,17 @@ TEST(TuneOptions, BadValues) {
   expectUsageError("chorus-tune", "--out", "--out needs a value");
   expectUsageError("chorus-tune", "--quick=maybe",
                    "bad value 'maybe' for --quick: a flag takes no value (or true/false)");
+}
+
+TEST(TrainOptions, BadValues) {
+  expectUsageError("chorus-train", "--strategy fsdp",
+                   "bad value 'fsdp' for --strategy: wants ddp, zero, tensor, pipeline or hybrid");
+  expectUsageError("chorus-train", "--hidden=512,0",
+                   "bad value '512,0' for --hidden: wants widths of 1..65536 separated by commas, "
+                   "e.g. 512,256");
+  expectUsageError("chorus-train", "--epochs 0",
+                   "bad value '0' for --epochs: wants a whole number in 1..2147483647");
+  expectUsageError("chorus-train", "--lr", "--lr needs a value");
 }
 
 }  // namespace
