@@ -34,7 +34,10 @@ TEST(CliValues, SizesTakeTheSuffixesOfTheLibrary) {
   EXPECT_EQ(parseSize("-b", "64K"), 64u << 10);
   EXPECT_EQ(parseSize("-b", "1M"), 1u << 20);
   EXPECT_EQ(parseSize("-b", "1G"), 1u << 30);
+  EXPECT_EQ(parseSize("-b", "256MiB"), 256u << 20);
+  EXPECT_EQ(parseSize("-b", "4KB"), 4u << 10);
   EXPECT_THROW(parseSize("-b", "1X"), BadValue);
+  EXPECT_THROW(parseSize("-b", "8B"), BadValue);
   EXPECT_THROW(parseSize("-b", "-1"), BadValue);
   uint64_t lo = 0, hi = 0;
   parseSizeRange("--sizes", "8:1G", &lo, &hi);

@@ -78,8 +78,8 @@ TEST_P(EveryTool, HelpOpensWithTheUsageAndExitsZero) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Tools, EveryTool,
-                         testing::Values("chorus-run", "chorus-sim", "chorus-topo", "chorus-trace",
-                                         "chorus-tune", "chorus-train"),
+                         testing::Values("chorus-run", "chorus-bench", "chorus-sim", "chorus-topo",
+                                         "chorus-trace", "chorus-tune", "chorus-train"),
                          [](const auto& info) {
                            std::string n = info.param;
                            return n.substr(n.find('-') + 1);
@@ -94,6 +94,22 @@ TEST(RunOptions, BadValues) {
   expectUsageError("chorus-run", "-n 2 -x NOVALUE echo",
                    "bad value 'NOVALUE' for -x: wants NAME=VALUE");
   expectUsageError("chorus-run", "-n 2", "no program given");
+}
+
+TEST(BenchOptions, BadValues) {
+  expectUsageError("chorus-bench", "", "a command is required");
+  expectUsageError("chorus-bench", "nosuchcommand", "unknown command 'nosuchcommand'");
+  expectUsageError("chorus-bench", "allreduce -b 1X",
+                   "bad value '1X' for -b: wants a size in bytes: 8, 64K, 1M, 1G");
+  expectUsageError("chorus-bench", "allreduce --impl=nccl",
+                   "bad value 'nccl' for --impl: wants chorus, mpi or gloo");
+  expectUsageError("chorus-bench", "latency -m 4K:1K",
+                   "bad value '4K:1K' for -m: wants MIN:MAX sizes with 0 < MIN <= MAX, e.g. 8:1G");
+  expectUsageError("chorus-bench", "allreduce -b 1M -e 1K",
+                   "the sweep needs 0 < min <= max, not 1M .. 1K");
+  expectUsageError("chorus-bench", "compare -n 2",
+                   "compare wants a collective: compare -n 2 allreduce [options]");
+  expectUsageError("chorus-bench", "latency --placement oop", "unknown option '--placement'");
 }
 
 TEST(SimOptions, BadValues) {

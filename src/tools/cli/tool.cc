@@ -45,21 +45,27 @@ std::string displayName(const std::string& names) {
   return first;
 }
 
-std::string unexpected(const std::string& arg) {
-  return (arg[0] == '-' ? "unknown option '" : "unexpected argument '") + arg + "'";
+// An argument nobody took: an option, a command of a tool that has commands, or a stray word.
+std::string unexpected(const CLI::App& app, const std::string& arg) {
+  if (arg[0] == '-') return "unknown option '" + arg + "'";
+  if (!app.get_subcommands({}).empty()) return "unknown command '" + arg + "'";
+  return "unexpected argument '" + arg + "'";
 }
 
-// CLI11's message, reworded where it speaks of its own workings. An unknown option is named
-// first even when CLI11 found a required one missing: it is the likelier mistake.
+// CLI11's message, reworded where it speaks of its own workings. An unknown option or command
+// is named first even when CLI11 found a required one missing: it is the likelier mistake. A
+// program's arguments (chorus-run's, after `--` or its name) are not unknown options.
 std::string describe(const CLI::App& app, const CLI::ParseError& e) {
   const std::string what = e.what();
   const size_t colon = what.find(": ");
   const std::vector<std::string> extra = app.remaining(true);
-  if (dynamic_cast<const CLI::ExtrasError*>(&e) && colon != std::string::npos)
-    return unexpected(what.substr(colon + 2, what.find(' ', colon + 2) - colon - 2));
-  if (dynamic_cast<const CLI::RequiredError*>(&e) && !extra.empty() && extra[0][0] == '-' &&
-      extra[0] != "--")
-    return unexpected(extra[0]);
+  if (dynamic_cast<const CLI::ExtrasError*>(&e) && !extra.empty()) return unexpected(app, extra[0]);
+  if (dynamic_cast<const CLI::RequiredError*>(&e)) {
+    const bool stray =
+        !extra.empty() && (extra[0][0] == '-' ? extra[0] != "--" : !app.get_prefix_command());
+    if (stray) return unexpected(app, extra[0]);
+    if (what.starts_with("A subcommand")) return "a command is required";
+  }
   if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) && colon != std::string::npos &&
       what.ends_with(" missing"))
     return what.substr(0, colon) + " needs a value";

@@ -1,8 +1,10 @@
 #include "tools/cli/values.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 
 #include "common/env.h"
 
@@ -39,7 +41,13 @@ double parseReal(const std::string& option, const std::string& text, double lo, 
 }
 
 uint64_t parseSize(const std::string& option, const std::string& text) {
-  const std::optional<int64_t> v = parseBytes(text);
+  // "64KiB" and "64KB" read as "64K", as chorus-bench always took them.
+  std::string bare = text;
+  for (const char* unit : {"iB", "B"})
+    if (bare.size() > 2 && bare.ends_with(unit) &&
+        isalpha(static_cast<unsigned char>(bare[bare.size() - strlen(unit) - 1])))
+      bare.resize(bare.size() - strlen(unit));
+  const std::optional<int64_t> v = parseBytes(bare);
   if (!v) throw BadValue(option, text, "wants a size in bytes: 8, 64K, 1M, 1G");
   return uint64_t(*v);
 }

@@ -19,7 +19,8 @@ class BadValue : public CLI::ParseError {
 // Each throws BadValue naming `option` when `text` does not fit.
 int64_t parseInteger(const std::string& option, const std::string& text, int64_t lo, int64_t hi);
 double parseReal(const std::string& option, const std::string& text, double lo, double hi);
-// 8, 64K, 1M, 1G (powers of 1024; src/common/env.h parseBytes, as CHORUS_*_BYTES reads them).
+// 8, 64K, 1M, 1G (powers of 1024; src/common/env.h parseBytes, as CHORUS_*_BYTES reads them);
+// 64KiB and 64KB too.
 uint64_t parseSize(const std::string& option, const std::string& text);
 // MIN:MAX, or one size for both, with 0 < MIN <= MAX.
 void parseSizeRange(const std::string& option, const std::string& text, uint64_t* lo, uint64_t* hi);
