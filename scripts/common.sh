@@ -11,8 +11,8 @@ CHORUS_PACKAGES=(cmake g++ make pkg-config libgtest-dev libbenchmark-dev iproute
   clang libclang-rt-14-dev
   # HMAC-SHA256 for the handshakes (libcrypto); JSON for flight-recorder dumps and the tools
   libssl-dev nlohmann-json3-dev
-  # the tools' command line (src/tools/cli)
-  libcli11-dev
+  # the tools' command line (src/tools/cli) and their man pages
+  libcli11-dev help2man
   # optional backends, compiled when present: topology (hwloc), verbs (dlopen'd at run time)
   libhwloc-dev hwloc libibverbs-dev
   # baselines for chorus-bench and the multi-host launcher tests

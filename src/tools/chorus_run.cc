@@ -101,7 +101,9 @@ Options ParseArgs(int argc, char** argv) {
   CLI::App& app = tool.app();
   app.prefix_command();  // the program's own options are the program's
   Options o;
-  chorus::cli::integer(app, "-n,--np", &o.np, 1, kMaxRanks, "number of ranks")->required();
+  chorus::cli::integer(app, "-n,--np", &o.np, 1, kMaxRanks, "number of ranks")
+      ->required()
+      ->default_str("");
   chorus::cli::integer(app, "--port", &o.port, 1, 65535, "port rank 0 listens on")
       ->default_str("a free one");
   app.add_flag_callback(

@@ -147,7 +147,7 @@ int parseOptions(int argc, char** argv, Options* o) {
   app.require_subcommand(1);
   commonOptions(app, o);
   auto command = [&](const std::string& name, const std::string& help) {
-    CLI::App* c = app.add_subcommand(name, help)->fallthrough();
+    CLI::App* c = app.add_subcommand(name, help)->fallthrough()->group("Commands");
     c->footer("The options common to every command apply too (chorus-bench --help).");
     return c;
   };

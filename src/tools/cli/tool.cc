@@ -16,15 +16,13 @@ class Formatter : public CLI::Formatter {
  public:
   explicit Formatter(std::string synopsis) : synopsis_(std::move(synopsis)) {
     label("Usage", "usage");
-    label("SUBCOMMAND", "COMMAND");
-    label("SUBCOMMANDS", "Commands");
   }
   std::string make_description(const CLI::App* app) const override {
     return app->get_parent() != nullptr ? CLI::Formatter::make_description(app) : "";
   }
   std::string make_usage(const CLI::App* app, std::string name) const override {
     if (app->get_parent() != nullptr) return CLI::Formatter::make_usage(app, std::move(name));
-    return "usage: " + name + " " + synopsis_ + "\n" + app->get_description() + "\n";
+    return "usage: " + name + " " + synopsis_ + "\n\n" + app->get_description() + "\n";
   }
 
  private:
