@@ -29,20 +29,6 @@ class Formatter : public CLI::Formatter {
   std::string synopsis_;
 };
 
-// The first long name of "-n,--np": how errors name an option, whichever spelling was used.
-std::string displayName(const std::string& names) {
-  std::string first;
-  for (size_t s = 0; s <= names.size();) {
-    size_t c = names.find(',', s);
-    if (c == std::string::npos) c = names.size();
-    const std::string n = names.substr(s, c - s);
-    if (n.rfind("--", 0) == 0) return n;
-    if (first.empty()) first = n;
-    s = c + 1;
-  }
-  return first;
-}
-
 // An argument nobody took: an option, a command of a tool that has commands, or a stray word.
 std::string unexpected(const CLI::App& app, const std::string& arg) {
   if (arg[0] == '-') return "unknown option '" + arg + "'";
@@ -118,9 +104,11 @@ CLI::Option* checked(CLI::App& app, const std::string& names,
                      std::function<void(const std::string& option, const std::string& text)> set,
                      const std::string& typeName, const std::string& shown,
                      const std::string& help) {
-  const std::string option = displayName(names);
+  // Errors name the option by its first long name ("--np" for "-n,--np"), whichever was typed.
+  auto option = std::make_shared<std::string>();
   CLI::Option* o = app.add_option_function<std::string>(
-      names, [option, set](const std::string& v) { set(option, v); }, help);
+      names, [option, set](const std::string& v) { set(*option, v); }, help);
+  *option = o->get_name();
   o->type_name(typeName);
   if (!shown.empty()) o->default_str(shown);
   return o;
