@@ -89,7 +89,7 @@ struct Options {
   double timeout_s = 0;              // 0: none
   std::vector<std::string> env;      // NAME=VALUE, applied after the CHORUS_* variables
   std::vector<std::string> program;  // the program and its arguments
-  std::vector<char*> argv;           // program's strings, null-terminated
+  std::vector<char*> argv;  // into program's strings (they stay put when Options moves), null-ended
 };
 
 // Returns the options, or exits: 0 after --help and --version, 2 on a usage error.
