@@ -96,6 +96,18 @@ TEST(RunOptions, BadValues) {
   expectUsageError("chorus-run", "-n 2", "no program given");
 }
 
+// -v raises the library's log level (CHORUS_DEBUG) unless the user set it; the ranks inherit it.
+TEST(RunOptions, VerboseSetsTheLogLevelOfTheRanks) {
+  const std::string show = "-n 1 --no-tag-output sh -c 'echo debug=$CHORUS_DEBUG'";
+  unsetenv("CHORUS_DEBUG");
+  EXPECT_EQ(run("chorus-run", "-v " + show, false).text, "debug=INFO\n");
+  EXPECT_EQ(run("chorus-run", "-vv " + show, false).text, "debug=TRACE\n");
+  EXPECT_EQ(run("chorus-run", show, false).text, "debug=\n");
+  setenv("CHORUS_DEBUG", "WARN", 1);
+  EXPECT_EQ(run("chorus-run", "-v " + show, false).text, "debug=WARN\n");
+  unsetenv("CHORUS_DEBUG");
+}
+
 TEST(BenchOptions, BadValues) {
   expectUsageError("chorus-bench", "", "a command is required");
   expectUsageError("chorus-bench", "nosuchcommand", "unknown command 'nosuchcommand'");
@@ -125,6 +137,13 @@ TEST(TopoOptions, BadValues) {
   expectUsageError("chorus-topo", "--max-hosts many",
                    "bad value 'many' for --max-hosts: wants a whole number in 0..2147483647");
   expectUsageError("chorus-topo", "--svg", "--svg needs a value");
+}
+
+TEST(TopoOptions, QuietLeavesOutTheDiscoveryNotes) {
+  const Result r = run("chorus-topo", "-q", false);
+  EXPECT_EQ(r.code, 0);
+  EXPECT_NE(r.text.find("topology from discovered"), std::string::npos) << r.text;
+  EXPECT_EQ(r.text.find("discovery notes"), std::string::npos) << r.text;
 }
 
 TEST(TraceOptions, BadValues) {

@@ -98,6 +98,7 @@ int main(int argc, char** argv) {
       file.empty() ? discoverLocalTopology(&t, &ro.notes) : loadTopologyFile(file, &t);
   if (!st.ok()) return fprintf(stderr, "chorus-topo: %s\n", st.toString().c_str()), 1;
   if (ranksPerHost > 0) placeRanksPerHost(&t, ranksPerHost);
+  if (tool.quiet()) ro.notes.clear();
 
   int rc = 0;
   if (mode == "tree")
