@@ -5,7 +5,6 @@ install(DIRECTORY include/chorus DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
 install(TARGETS chorus EXPORT ChorusTargets
         LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
         INCLUDES DESTINATION ${CMAKE_INSTALL_INCLUDEDIR})
-install(TARGETS chorus-run RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(EXPORT ChorusTargets NAMESPACE Chorus:: DESTINATION ${CMAKE_INSTALL_LIBDIR}/cmake/Chorus)
 
 configure_package_config_file(cmake/ChorusConfig.cmake.in

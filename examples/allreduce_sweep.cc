@@ -9,32 +9,11 @@
 
 #include "chorus/chorus.h"
 #include "common/clock.h"
+#include "common/env.h"
 
 using namespace chorus;
 
 namespace {
-
-size_t parseSize(const char* s) {
-  char* end = nullptr;
-  double v = strtod(s, &end);
-  switch (*end) {
-    case 'K':
-    case 'k':
-      v *= 1 << 10;
-      break;
-    case 'M':
-    case 'm':
-      v *= 1 << 20;
-      break;
-    case 'G':
-    case 'g':
-      v *= 1 << 30;
-      break;
-    default:
-      break;
-  }
-  return size_t(v);
-}
 
 int fail(const char* what, const Status& st) {
   fprintf(stderr, "allreduce-sweep: %s: %s\n", what, st.toString().c_str());
@@ -58,10 +37,11 @@ int main(int argc, char** argv) {
   size_t minBytes = 8, maxBytes = 64 << 20;
   double factor = 2, budgetSec = 0.15;
   for (int i = 1; i + 1 < argc; i += 2) {
+    // Sizes as everywhere in Chorus (CHORUS_*_BYTES, the tools): 8, 64K, 1M, 1G.
     if (!strcmp(argv[i], "-b"))
-      minBytes = parseSize(argv[i + 1]);
+      minBytes = size_t(parseBytes(argv[i + 1]).value_or(0));
     else if (!strcmp(argv[i], "-e"))
-      maxBytes = parseSize(argv[i + 1]);
+      maxBytes = size_t(parseBytes(argv[i + 1]).value_or(0));
     else if (!strcmp(argv[i], "-f"))
       factor = atof(argv[i + 1]);
     else if (!strcmp(argv[i], "-t"))

@@ -9,8 +9,10 @@ BUILD="${CHORUS_BUILD_DIR:-$ROOT/build}"
 CHORUS_PACKAGES=(cmake g++ make pkg-config libgtest-dev libbenchmark-dev iproute2 procps clang-format git
   # the fuzz targets (scripts/fuzz): clang with libFuzzer
   clang libclang-rt-14-dev
-  # HMAC-SHA256 for the handshakes (libcrypto); JSON for flight-recorder dumps and chorus-trace
+  # HMAC-SHA256 for the handshakes (libcrypto); JSON for flight-recorder dumps and the tools
   libssl-dev nlohmann-json3-dev
+  # the tools' command line (src/tools/cli) and their man pages
+  libcli11-dev help2man
   # optional backends, compiled when present: topology (hwloc), verbs (dlopen'd at run time)
   libhwloc-dev hwloc libibverbs-dev
   # baselines for chorus-bench and the multi-host launcher tests

@@ -30,9 +30,7 @@ int fail(const char* what, const chorus::Status& st) {
 
 int main(int argc, char** argv) {
   train::Options o;
-  bool exitNow = false;
-  if (!train::parseOptions(argc, argv, &o, &exitNow)) return 2;
-  if (exitNow) return 0;
+  if (int rc = train::parseOptions(argc, argv, &o); rc >= 0) return rc;
   // One BLAS thread per rank: ranks already fill the cores, and an idle BLAS thread that
   // spins would steal another rank's core.
   openblas_set_num_threads(o.blasThreads);

@@ -5,6 +5,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 
 namespace train {
 
@@ -64,27 +65,31 @@ std::string formatEpoch(const EpochRecord& r, int epochs) {
 chorus::Status writeMetricsJson(const std::string& path, const RunInfo& info,
                                 const std::vector<EpochRecord>& history,
                                 const std::vector<float>& stepLoss) {
+  nlohmann::ordered_json epochs = nlohmann::ordered_json::array();
+  for (const EpochRecord& r : history)
+    epochs.push_back({{"epoch", r.epoch},
+                      {"train_loss", r.trainLoss},
+                      {"test_accuracy", r.testAccuracy},
+                      {"samples_per_s", r.samplesPerS},
+                      {"comm_s", r.commS},
+                      {"compute_s", r.computeS},
+                      {"wait_s", r.waitS},
+                      {"wall_s", r.wallS}});
+  const nlohmann::ordered_json j = {{"strategy", info.strategy},
+                                    {"param_bytes", info.paramBytes},
+                                    {"optimizer_bytes", info.optimizerBytes},
+                                    {"ranks", info.ranks},
+                                    {"batch", info.batch},
+                                    {"overlap", info.overlap},
+                                    {"buckets", info.buckets},
+                                    {"epochs", epochs},
+                                    {"step_loss", stepLoss},
+                                    {"param_hash", info.paramHash}};
+  // Written aside and renamed, so a reader never sees half a file.
   const std::string tmp = path + ".tmp";
   FILE* f = fopen(tmp.c_str(), "w");
   if (!f) return chorus::Status::FromErrno(errno, "cannot write metrics file " + tmp);
-  fprintf(f, "{\n  \"strategy\": \"%s\",\n  \"param_bytes\": %zu,\n  \"optimizer_bytes\": %zu,\n",
-          info.strategy.c_str(), info.paramBytes, info.optimizerBytes);
-  fprintf(f, "  \"ranks\": %d,\n  \"batch\": %d,\n  \"overlap\": %s,\n  \"buckets\": %zu,\n",
-          info.ranks, info.batch, info.overlap ? "true" : "false", info.buckets);
-  fprintf(f, "  \"epochs\": [\n");
-  for (size_t i = 0; i < history.size(); ++i) {
-    const EpochRecord& r = history[i];
-    fprintf(f,
-            "    {\"epoch\": %d, \"train_loss\": %.9g, \"test_accuracy\": %.9g, "
-            "\"samples_per_s\": %.6g, \"comm_s\": %.6g, \"compute_s\": %.6g, \"wait_s\": %.6g, "
-            "\"wall_s\": %.6g}%s\n",
-            r.epoch, r.trainLoss, r.testAccuracy, r.samplesPerS, r.commS, r.computeS, r.waitS,
-            r.wallS, i + 1 < history.size() ? "," : "");
-  }
-  fprintf(f, "  ],\n  \"step_loss\": [");
-  for (size_t i = 0; i < stepLoss.size(); ++i)
-    fprintf(f, "%s%.9g", i ? ", " : "", double(stepLoss[i]));
-  fprintf(f, "],\n  \"param_hash\": \"%s\"\n}\n", info.paramHash.c_str());
+  fprintf(f, "%s\n", j.dump(2).c_str());
   const bool ok = fflush(f) == 0 && !ferror(f);
   fclose(f);
   if (!ok || rename(tmp.c_str(), path.c_str()) != 0)

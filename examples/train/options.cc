@@ -1,171 +1,93 @@
 #include "options.h"
 
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <functional>
-#include <map>
-#include <type_traits>
+#include <cstdint>
+
+#include "tools/cli/tool.h"
 
 namespace train {
+
+namespace cli = chorus::cli;
+
 namespace {
 
-const char kUsage[] =
-    "usage: chorus-train [options]   (launch: chorus-run -n 4 -- chorus-train, mpirun, srun)\n"
-    "  --epochs N         epochs in all, counting resumed ones (3)\n"
-    "  --batch B          global batch, split across the ranks (128)\n"
-    "  --lr X             SGD learning rate (0.05)\n"
-    "  --momentum X       SGD momentum (0.9)\n"
-    "  --seed S           initialisation and shuffling seed (1)\n"
-    "  --hidden A,B,...   hidden layer widths (512,256)\n"
-    "  --train-limit N    use only the first N training images (all)\n"
-    "  --test-limit N     use only the first N test images (all)\n"
-    "  --max-steps N      stop after N optimiser steps (no limit)\n"
-    "  --strategy S       ddp (replicas), zero (sharded optimiser), tensor, pipeline,\n"
-    "                     hybrid (data x tensor or data x pipeline grid) (ddp)\n"
-    "  --micro-batches M  pipeline: micro-batches per batch, 1F1B schedule (2 x stages)\n"
-    "  --data-parallel D  hybrid: ranks along the data dimension of the grid (2)\n"
-    "  --hybrid KIND      hybrid: tensor or pipeline along the model dimension (tensor)\n"
-    "  --bucket-mb X      gradient bucket size in MiB (0.25)\n"
-    "  --no-overlap       allreduce all buckets after backward instead of during it\n"
-    "  --shard-optimizer  ddp: reduce-scatter buckets, step this rank's 1/P of the\n"
-    "                     optimiser, allgather the parameters (ZeRO stage 1)\n"
-    "  --check-every N    compare a parameter hash across ranks every N steps (100; 0: off)\n"
-    "  --blas-threads N   OpenBLAS threads per rank (1)\n"
-    "  --checkpoint PATH  write a checkpoint after every epoch (atomically)\n"
-    "  --resume PATH      continue from a checkpoint\n"
-    "  --metrics PATH     per-epoch metrics as JSON ('%r' in PATH: one file per rank)\n"
-    "  --plot PATH        loss and accuracy curves as a PNG (needs gnuplot)\n"
-    "  --data DIR         Fashion-MNIST IDX files (/usr/share/datasets/fashion-mnist)\n"
-    "  --quiet            no progress bar\n";
+constexpr int64_t kMaxInt = INT32_MAX;
 
-bool parseInt(const char* s, int64_t lo, int64_t* out) {
-  char* end = nullptr;
-  long long v = strtoll(s, &end, 10);
-  if (end == s || *end || v < lo) return false;
-  *out = v;
-  return true;
-}
-
-bool parseFloat(const char* s, double* out) {
-  char* end = nullptr;
-  double v = strtod(s, &end);
-  if (end == s || *end) return false;
-  *out = v;
-  return true;
-}
-
-bool parseList(const char* s, std::vector<int>* out) {
-  out->clear();
-  for (const char* p = s; *p;) {
-    char* end = nullptr;
-    long v = strtol(p, &end, 10);
-    if (end == p || v <= 0 || v > 65536) return false;
-    out->push_back(int(v));
-    p = *end == ',' ? end + 1 : end;
-    if (*end && *end != ',') return false;
+// "512,256": widths of 1..65536.
+void parseHidden(const std::string& opt, const std::string& text, std::vector<int>* out) {
+  std::vector<int> widths;
+  for (size_t s = 0; s <= text.size();) {
+    size_t c = text.find(',', s);
+    if (c == std::string::npos) c = text.size();
+    try {
+      widths.push_back(int(cli::parseInteger(opt, text.substr(s, c - s), 1, 65536)));
+    } catch (const cli::BadValue&) {
+      throw cli::BadValue(opt, text, "wants widths of 1..65536 separated by commas, e.g. 512,256");
+    }
+    s = c + 1;
   }
-  return !out->empty();
+  *out = widths;
 }
 
 }  // namespace
 
-bool parseOptions(int argc, char** argv, Options* o, bool* exitNow) {
-  *exitNow = false;
-  using Setter = std::function<bool(const char*)>;
-  auto integer = [](int64_t lo, auto* field) {
-    return Setter([lo, field](const char* s) {
-      int64_t v;
-      if (!parseInt(s, lo, &v)) return false;
-      *field = static_cast<std::remove_reference_t<decltype(*field)>>(v);
-      return true;
-    });
-  };
-  auto real = [](double lo, auto* field) {
-    return Setter([lo, field](const char* s) {
-      double v;
-      if (!parseFloat(s, &v) || v < lo) return false;
-      *field = static_cast<std::remove_reference_t<decltype(*field)>>(v);
-      return true;
-    });
-  };
-  auto text = [](std::string* field) {
-    return Setter([field](const char* s) { return *(field) = s, true; });
-  };
-  auto oneOf = [](std::vector<std::string> names, std::string* field) {
-    return Setter([names, field](const char* s) {
-      for (const std::string& n : names)
-        if (n == s) return *(field) = s, true;
-      return false;
-    });
-  };
-  const std::map<std::string, Setter> withValue = {
-      {"--epochs", integer(1, &o->epochs)},
-      {"--batch", integer(1, &o->batch)},
-      {"--lr", real(0, &o->lr)},
-      {"--momentum", real(0, &o->momentum)},
-      {"--seed", integer(0, &o->seed)},
-      {"--hidden", [o](const char* s) { return parseList(s, &o->hidden); }},
-      {"--train-limit", integer(0, &o->trainLimit)},
-      {"--test-limit", integer(0, &o->testLimit)},
-      {"--max-steps", integer(0, &o->maxSteps)},
-      {"--bucket-mb", real(1e-4, &o->bucketMb)},
-      {"--check-every", integer(0, &o->checkEvery)},
-      {"--blas-threads", integer(1, &o->blasThreads)},
-      {"--checkpoint", text(&o->checkpoint)},
-      {"--resume", text(&o->resume)},
-      {"--metrics", text(&o->metrics)},
-      {"--plot", text(&o->plot)},
-      {"--data", text(&o->data)},
-      {"--strategy", oneOf({"ddp", "zero", "tensor", "pipeline", "hybrid"}, &o->strategy)},
-      {"--micro-batches", integer(1, &o->microBatches)},
-      {"--data-parallel", integer(1, &o->dataParallel)},
-      {"--hybrid", oneOf({"tensor", "pipeline"}, &o->hybrid)},
-      {"--debug-perturb-rank", integer(0, &o->debugPerturbRank)},
-  };
-  for (int i = 1; i < argc; ++i) {
-    std::string name = argv[i];
-    std::string value;
-    bool inlineValue = false;
-    if (size_t eq = name.find('='); name.rfind("--", 0) == 0 && eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name.resize(eq);
-      inlineValue = true;
-    }
-    if (name == "-h" || name == "--help") {
-      fputs(kUsage, stdout);
-      *exitNow = true;
-      return true;
-    }
-    if (name == "--no-overlap" || name == "--overlap" || name == "--quiet" ||
-        name == "--shard-optimizer") {
-      if (name == "--quiet")
-        o->quiet = true;
-      else if (name == "--shard-optimizer")
-        o->shardOptimizer = true;
-      else
-        o->overlap = name == "--overlap";
-      continue;
-    }
-    auto it = withValue.find(name);
-    if (it == withValue.end()) {
-      fprintf(stderr, "chorus-train: unknown option '%s'\n%s", argv[i], kUsage);
-      return false;
-    }
-    if (!inlineValue) {
-      if (i + 1 >= argc) {
-        fprintf(stderr, "chorus-train: %s needs a value\n%s", name.c_str(), kUsage);
-        return false;
-      }
-      value = argv[++i];
-    }
-    if (!it->second(value.c_str())) {
-      fprintf(stderr, "chorus-train: bad value '%s' for %s\n%s", value.c_str(), name.c_str(),
-              kUsage);
-      return false;
-    }
-  }
-  return true;
+int parseOptions(int argc, char** argv, Options* o) {
+  cli::Tool tool("chorus-train",
+                 "[options]   (launch: chorus-run -n 4 -- chorus-train, mpirun, srun)",
+                 "The reference trainer: a 784-512-256-10 MLP on Fashion-MNIST, SGD with "
+                 "momentum, its gradients allreduced by Chorus while backward runs, or the model "
+                 "spread over the ranks by another strategy (docs/trainer.md).");
+  CLI::App& app = tool.app();
+  cli::integer(app, "--epochs", &o->epochs, 1, kMaxInt, "epochs in all, counting resumed ones");
+  cli::integer(app, "--batch", &o->batch, 1, kMaxInt, "global batch, split across the ranks");
+  cli::real(app, "--lr", &o->lr, 0, 1e9, "SGD learning rate");
+  cli::real(app, "--momentum", &o->momentum, 0, 1e9, "SGD momentum");
+  cli::integer(app, "--seed", &o->seed, 0, INT64_MAX, "initialisation and shuffling seed");
+  cli::checked(
+      app, "--hidden",
+      [o](const std::string& opt, const std::string& v) { parseHidden(opt, v, &o->hidden); },
+      "A,B,...", "512,256", "hidden layer widths");
+  cli::integer(app, "--train-limit", &o->trainLimit, 0, INT64_MAX,
+               "use only the first N training images")
+      ->default_str("all");
+  cli::integer(app, "--test-limit", &o->testLimit, 0, INT64_MAX, "use only the first N test images")
+      ->default_str("all");
+  cli::integer(app, "--max-steps", &o->maxSteps, 0, INT64_MAX,
+               "stop after N optimiser steps in all (0: no limit)");
+  cli::choice(app, "--strategy", &o->strategy, {"ddp", "zero", "tensor", "pipeline", "hybrid"},
+              "ddp (replicas), zero (sharded optimiser), tensor, pipeline, hybrid (data x tensor "
+              "or data x pipeline grid)");
+  cli::integer(app, "--micro-batches", &o->microBatches, 1, kMaxInt,
+               "pipeline: micro-batches per batch, 1F1B schedule")
+      ->default_str("2 x stages");
+  cli::integer(app, "--data-parallel", &o->dataParallel, 1, kMaxInt,
+               "hybrid: ranks along the data dimension of the grid");
+  cli::choice(app, "--hybrid", &o->hybrid, {"tensor", "pipeline"},
+              "hybrid: what runs along the model dimension");
+  cli::real(app, "--bucket-mb", &o->bucketMb, 1e-4, 1e9, "gradient bucket size in MiB");
+  app.add_flag_callback(
+      "--no-overlap", [o] { o->overlap = false; },
+      "allreduce all buckets after backward instead of during it");
+  app.add_flag_callback(
+      "--overlap", [o] { o->overlap = true; },
+      "allreduce each bucket as soon as backward fills it (default)");
+  app.add_flag("--shard-optimizer", o->shardOptimizer,
+               "ddp: reduce-scatter buckets, step this rank's 1/P of the optimiser, allgather the "
+               "parameters (ZeRO stage 1)");
+  cli::integer(app, "--check-every", &o->checkEvery, 0, kMaxInt,
+               "compare a parameter hash across ranks every N steps (0: off)");
+  cli::integer(app, "--blas-threads", &o->blasThreads, 1, kMaxInt, "OpenBLAS threads per rank");
+  cli::text(app, "--checkpoint", &o->checkpoint, "PATH",
+            "write a checkpoint after every epoch (atomically)");
+  cli::text(app, "--resume", &o->resume, "PATH", "continue from a checkpoint");
+  cli::text(app, "--metrics", &o->metrics, "PATH",
+            "per-epoch metrics as JSON (docs/json.md; '%r' in PATH: one file per rank)");
+  cli::text(app, "--plot", &o->plot, "PATH", "loss and accuracy curves as a PNG (needs gnuplot)");
+  cli::text(app, "--data", &o->data, "DIR", "Fashion-MNIST IDX files");
+  // A test hook (tests/train_test.cc), not for users: kept out of --help.
+  cli::integer(app, "--debug-perturb-rank", &o->debugPerturbRank, 0, kMaxInt, "")->group("");
+  const int rc = tool.parse(argc, argv);
+  o->quiet = tool.quiet();
+  return rc;
 }
 
 }  // namespace train

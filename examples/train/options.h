@@ -24,7 +24,7 @@ struct Options {
   bool shardOptimizer = false;  // ddp: reduce-scatter, step 1/P of the optimiser, allgather
   int checkEvery = 100;         // steps between parameter-hash comparisons; 0 turns the check off
   int blasThreads = 1;
-  bool quiet = false;
+  bool quiet = false;  // -q: no progress bar
   std::string checkpoint, resume, metrics, plot;
   // How model and batch are spread over the ranks: ddp, zero, tensor, pipeline or hybrid.
   std::string strategy = "ddp";
@@ -34,8 +34,8 @@ struct Options {
   int debugPerturbRank = -1;      // test hook: this rank nudges one parameter after step 1
 };
 
-// Parses argv; on a bad or missing value prints why plus the usage and returns false.
-// `exitNow` is set (with true returned) after --help.
-bool parseOptions(int argc, char** argv, Options* o, bool* exitNow);
+// Parses argv (on the tools' option layer, src/tools/cli): -1 when training should go on,
+// otherwise the exit status once the help, the version or the usage error is printed.
+int parseOptions(int argc, char** argv, Options* o);
 
 }  // namespace train

@@ -38,6 +38,8 @@
 #include <string_view>
 #include <vector>
 
+#include "tools/cli/tool.h"
+
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -49,7 +51,7 @@ constexpr auto kGrace = std::chrono::seconds(2);  // between SIGTERM and SIGKILL
 constexpr auto kDrainLimit = std::chrono::seconds(1);
 constexpr auto kPollCap = milliseconds(500);  // a safety net only: SIGCHLD wakes the loop
 constexpr size_t kMaxLine = 1 << 20;          // longer "lines" are cut so memory stays bounded
-constexpr int kExitUsage = 2, kExitTimeout = 124, kExitExec = 127;
+constexpr int kExitTimeout = 124, kExitExec = 127;
 constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP};
 
 // All writes go through one write() per message, so chorus-run's own notes and the ranks' lines
@@ -83,103 +85,59 @@ struct Options {
   int np = 0;
   int port = 0;  // 0: pick a free one
   bool tag = true;
-  bool bind = true;              // --bind-to core
-  double timeout_s = 0;          // 0: none
-  std::vector<std::string> env;  // NAME=VALUE, applied after the CHORUS_* variables
-  std::vector<char*> argv;       // the program and its arguments, null-terminated
+  bool bind = true;                  // --bind-to core
+  double timeout_s = 0;              // 0: none
+  std::vector<std::string> env;      // NAME=VALUE, applied after the CHORUS_* variables
+  std::vector<std::string> program;  // the program and its arguments
+  std::vector<char*> argv;  // into program's strings (they stay put when Options moves), null-ended
 };
 
-void Usage(FILE* f) {
-  fputs(
-      "usage: chorus-run -n N [options] [--] program [args...]\n"
-      "Starts N ranks of program on this host with CHORUS_RANK, CHORUS_WORLD_SIZE,\n"
-      "CHORUS_LOCAL_RANK, CHORUS_LOCAL_SIZE, CHORUS_COMM_ID and CHORUS_SECRET set.\n"
-      "  -n, --np N          number of ranks (1..1024, required)\n"
-      "  --port P            port rank 0 listens on (default: a free one)\n"
-      "  --tag-output        prefix each output line with [rank] (default)\n"
-      "  --no-tag-output     print the ranks' lines as they are\n"
-      "  --timeout S         stop the job after S seconds and exit 124\n"
-      "  --bind-to core|none bind rank i to the i-th CPU chorus-run may use (round-robin when\n"
-      "                      N is a multiple of the CPUs; otherwise, with more ranks than\n"
-      "                      CPUs, unbound); default core\n"
-      "  -x NAME=VALUE       set an environment variable in every rank (repeatable)\n"
-      "  -h, --help          show this help\n",
-      f);
-}
-
-[[noreturn]] void UsageError(const std::string& msg) {
-  Note("%s (see chorus-run --help)", msg.c_str());
-  exit(kExitUsage);
-}
-
-int ParseInt(const std::string& opt, const std::string& text, long lo, long hi) {
-  char* end = nullptr;
-  errno = 0;
-  long v = strtol(text.c_str(), &end, 10);
-  if (text.empty() || *end != '\0' || errno != 0 || v < lo || v > hi)
-    UsageError(opt + " wants a whole number in " + std::to_string(lo) + ".." + std::to_string(hi) +
-               ", not '" + text + "'");
-  return static_cast<int>(v);
-}
-
-double ParseSeconds(const std::string& opt, const std::string& text) {
-  char* end = nullptr;
-  double v = strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || !(v > 0) || v > 1e9)
-    UsageError(opt + " wants a positive number of seconds, not '" + text + "'");
-  return v;
-}
-
-std::string ParseEnv(const std::string& text) {
-  size_t eq = text.find('=');
-  if (eq == 0 || eq == std::string::npos) UsageError("-x wants NAME=VALUE, not '" + text + "'");
-  return text;
-}
-
+// Returns the options, or exits: 0 after --help and --version, 2 on a usage error.
 Options ParseArgs(int argc, char** argv) {
+  chorus::cli::Tool tool("chorus-run", "-n N [options] [--] program [args...]",
+                         "Starts N ranks of program on this host with CHORUS_RANK, "
+                         "CHORUS_WORLD_SIZE, CHORUS_LOCAL_RANK, CHORUS_LOCAL_SIZE, CHORUS_COMM_ID "
+                         "and CHORUS_SECRET set, and tags their output lines by rank.");
+  CLI::App& app = tool.app();
+  app.prefix_command();  // the program's own options are the program's
   Options o;
-  int i = 1;
-  for (; i < argc && argv[i][0] == '-'; ++i) {
-    std::string name = argv[i];
-    if (name == "--") {
-      ++i;
-      break;
-    }
-    std::optional<std::string> inline_value;  // --opt=value
-    size_t eq = name.find('=');
-    if (name.rfind("--", 0) == 0 && eq != std::string::npos) {
-      inline_value = name.substr(eq + 1);
-      name.resize(eq);
-    }
-    auto value = [&]() -> std::string {
-      if (inline_value) return *inline_value;
-      if (i + 1 >= argc) UsageError(name + " needs a value");
-      return argv[++i];
-    };
-    if (name == "-h" || name == "--help") {
-      Usage(stdout);
-      exit(0);
-    } else if (name == "-n" || name == "--np") {
-      o.np = ParseInt(name, value(), 1, kMaxRanks);
-    } else if (name == "--port") {
-      o.port = ParseInt(name, value(), 1, 65535);
-    } else if (name == "--timeout") {
-      o.timeout_s = ParseSeconds(name, value());
-    } else if (name == "--bind-to") {
-      const std::string v = value();
-      if (v != "core" && v != "none") UsageError("--bind-to wants core or none, not '" + v + "'");
-      o.bind = v == "core";
-    } else if (name == "-x") {
-      o.env.push_back(ParseEnv(value()));
-    } else if ((name == "--tag-output" || name == "--no-tag-output") && !inline_value) {
-      o.tag = name == "--tag-output";
-    } else {
-      UsageError("unknown option '" + std::string(argv[i]) + "'");
-    }
-  }
-  if (o.np == 0) UsageError("the number of ranks is required: -n N");
-  if (i >= argc) UsageError("no program given");
-  o.argv.assign(argv + i, argv + argc);
+  chorus::cli::integer(app, "-n,--np", &o.np, 1, kMaxRanks, "number of ranks")
+      ->required()
+      ->default_str("");
+  chorus::cli::integer(app, "--port", &o.port, 1, 65535, "port rank 0 listens on")
+      ->default_str("a free one");
+  app.add_flag_callback(
+      "--tag-output", [&] { o.tag = true; }, "prefix each output line with [rank] (default)");
+  app.add_flag_callback(
+      "--no-tag-output", [&] { o.tag = false; }, "print the ranks' lines as they are");
+  chorus::cli::real(app, "--timeout", &o.timeout_s, 0.001, 1e9,
+                    "stop the job after S seconds and exit 124")
+      ->type_name("S")
+      ->default_str("none");
+  std::string bindTo = "core";
+  chorus::cli::choice(app, "--bind-to", &bindTo, {"core", "none"},
+                      "bind rank i to the i-th CPU chorus-run may use (round-robin when N is a "
+                      "multiple of the CPUs; otherwise, with more ranks than CPUs, unbound)");
+  chorus::cli::checked(
+      app, "-x",
+      [&](const std::string& opt, const std::string& v) {
+        const size_t eq = v.find('=');
+        if (eq == 0 || eq == std::string::npos)
+          throw chorus::cli::BadValue(opt, v, "wants NAME=VALUE");
+        o.env.push_back(v);
+      },
+      "NAME=VALUE", "", "set an environment variable in every rank (repeatable)")
+      ->trigger_on_parse();
+  if (int rc = tool.parse(argc, argv); rc >= 0) exit(rc);
+  o.bind = bindTo == "core";
+  std::vector<std::string> rest = app.remaining();
+  if (!rest.empty() && rest[0] == "--")
+    rest.erase(rest.begin());
+  else if (!rest.empty() && rest[0][0] == '-')
+    exit(tool.usageError("unknown option '" + rest[0] + "'"));
+  if (rest.empty()) exit(tool.usageError("no program given"));
+  o.program = rest;
+  for (std::string& a : o.program) o.argv.push_back(a.data());
   o.argv.push_back(nullptr);
   return o;
 }

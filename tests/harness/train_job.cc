@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <thread>
 
@@ -16,24 +17,6 @@ namespace chorus::test {
 namespace {
 
 const char kData[] = "/usr/share/datasets/fashion-mnist";
-
-std::vector<double> numbersAfter(const std::string& text, const std::string& key) {
-  std::vector<double> out;
-  for (size_t at = text.find(key); at != std::string::npos; at = text.find(key, at + 1)) {
-    const char* p = text.c_str() + at + key.size();
-    while (*p == ' ' || *p == ':' || *p == '[' || *p == '"') ++p;
-    for (;;) {
-      char* end = nullptr;
-      double v = strtod(p, &end);
-      if (end == p) break;
-      out.push_back(v);
-      p = end;
-      if (key != "\"step_loss\"") break;
-      while (*p == ',' || *p == ' ') ++p;
-    }
-  }
-  return out;
-}
 
 }  // namespace
 
@@ -90,20 +73,19 @@ JobResult train(int ranks, const std::vector<std::string>& args) {
   return execute(argv);
 }
 
+// Through nlohmann-json, as chorus-train writes it (docs/json.md); a missing or unreadable
+// file gives empty metrics, which the comparisons then fail on.
 Metrics readMetrics(const std::string& path) {
   std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  const std::string text = ss.str();
+  const nlohmann::json j = nlohmann::json::parse(in, nullptr, false);
   Metrics m;
-  m.stepLoss = numbersAfter(text, "\"step_loss\"");
-  m.accuracy = numbersAfter(text, "\"test_accuracy\"");
-  size_t at = text.find("\"param_hash\": \"");
-  if (at != std::string::npos) m.hash = text.substr(at + 15, 16);
-  const std::vector<double> pb = numbersAfter(text, "\"param_bytes\"");
-  const std::vector<double> ob = numbersAfter(text, "\"optimizer_bytes\"");
-  if (!pb.empty()) m.paramBytes = pb[0];
-  if (!ob.empty()) m.optimizerBytes = ob[0];
+  if (!j.is_object()) return m;
+  m.stepLoss = j.value("step_loss", std::vector<double>{});
+  for (const auto& e : j.value("epochs", nlohmann::json::array()))
+    m.accuracy.push_back(e.value("test_accuracy", 0.0));
+  m.hash = j.value("param_hash", "");
+  m.paramBytes = j.value("param_bytes", 0.0);
+  m.optimizerBytes = j.value("optimizer_bytes", 0.0);
   return m;
 }
 

@@ -17,14 +17,13 @@ using namespace chorus;
 using namespace chorus::bench;
 
 int main(int argc, char** argv) {
+  Options o;
+  if (int rc = parseOptions(argc, argv, &o); rc >= 0) return rc;
   // `chorus-bench impls`: which libraries this binary can run, one per line (for scripts).
-  if (argc == 2 && std::string(argv[1]) == "impls") {
+  if (o.command == "impls") {
     for (auto& i : builtBackends()) printf("%s\n", i.c_str());
     return 0;
   }
-  Options o;
-  int code = 0;
-  if (!parseOptions(argc, argv, &o, &code)) return code;
   if (o.command == "compare") return runCompare(o);
 
   std::unique_ptr<Backend> b;
@@ -33,7 +32,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::vector<CollRow> rows;
-  code = isCollective(o.command) ? runCollective(o, *b, &rows) : runPointToPoint(o, *b);
+  int code = isCollective(o.command) ? runCollective(o, *b, &rows) : runPointToPoint(o, *b);
   if (!o.plot.empty() && b->rank() == 0 && !rows.empty()) {
     PlotSeries s;
     s.name = b->name();

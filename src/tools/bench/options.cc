@@ -1,316 +1,178 @@
 #include "options.h"
 
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <set>
+#include <cstdint>
+
+#include "tools/cli/tool.h"
 
 namespace chorus::bench {
 
 namespace {
 
-const std::set<std::string> kCollectives = {"allreduce", "reduce_scatter", "allgather",
-                                            "broadcast", "reduce",         "alltoall",
-                                            "gather",    "scatter",        "sendrecv"};
-const std::set<std::string> kPointToPoint = {"latency", "bw", "bibw"};
+const std::vector<std::string> kCollectives = {"allreduce", "reduce_scatter", "allgather",
+                                               "broadcast", "reduce",         "alltoall",
+                                               "gather",    "scatter",        "sendrecv"};
+const std::vector<std::string> kPointToPoint = {"latency", "bw", "bibw"};
+constexpr int64_t kMaxCount = 1 << 30;
 
-struct Parser {
-  int argc;
-  char** argv;
-  int i = 2;
-  std::string error;
-
-  bool more() const { return i < argc; }
-  std::string arg() const { return argv[i]; }
-  // The value of the option at argv[i]: "--opt=v", or the next argument.
-  bool value(std::string* out) {
-    std::string a = argv[i];
-    size_t eq = a.find('=');
-    if (a.rfind("--", 0) == 0 && eq != std::string::npos) {
-      *out = a.substr(eq + 1);
-      return true;
-    }
-    if (i + 1 >= argc) {
-      error = a + " needs a value";
-      return false;
-    }
-    *out = argv[++i];
-    return true;
-  }
-};
-
-bool toInt(const std::string& s, int lo, int* out) {
-  char* end = nullptr;
-  long v = strtol(s.c_str(), &end, 10);
-  if (s.empty() || *end || v < lo || v > 1 << 30) return false;
-  *out = int(v);
-  return true;
+bool contains(const std::vector<std::string>& names, const std::string& n) {
+  for (const std::string& x : names)
+    if (x == n) return true;
+  return false;
 }
 
-std::string optName(const std::string& a) {
-  return a.substr(0, a.find('='));
-}
-
-// Options every command takes. Returns 1 handled, 0 not ours, -1 error.
-int commonOption(Parser& p, Options* o) {
-  const std::string a = optName(p.arg());
-  std::string v;
-  if (a == "--impl") {
-    if (!p.value(&o->impl)) return -1;
-    if (o->impl != "chorus" && o->impl != "mpi" && o->impl != "gloo") {
-      p.error = "--impl is chorus, mpi or gloo, not '" + o->impl + "'";
-      return -1;
-    }
-  } else if (a == "--csv") {
-    o->format = Format::Csv;
-  } else if (a == "--json") {
-    o->format = Format::Json;
-  } else if (a == "--plot") {
-    if (!p.value(&o->plot)) return -1;
-  } else if (a == "--progress") {
-    o->progress = 1;
-  } else if (a == "--no-progress") {
-    o->progress = 0;
-  } else if (a == "--gloo-store") {
-    if (!p.value(&o->glooStore)) return -1;
-  } else if (a == "--gloo-host") {
-    if (!p.value(&o->glooHost)) return -1;
-  } else if (a == "--gloo-algo") {
-    if (!p.value(&o->glooAlgo)) return -1;
-    if (o->glooAlgo != "ring" && o->glooAlgo != "bcube" && o->glooAlgo != "hd") {
-      p.error = "--gloo-algo is ring, bcube or hd, not '" + o->glooAlgo + "'";
-      return -1;
-    }
-  } else if (a == "--budget" || a == "-t") {
-    if (!p.value(&v)) return -1;
-    o->budgetSec = atof(v.c_str());
-    if (!(o->budgetSec > 0)) {
-      p.error = a + " wants seconds > 0";
-      return -1;
-    }
-  } else {
-    return 0;
-  }
-  return 1;
+// Long options every command takes; commands fall through to these.
+void commonOptions(CLI::App& app, Options* o) {
+  cli::choice(app, "--impl", &o->impl, {"chorus", "mpi", "gloo"}, "the library measured");
+  app.add_flag_callback(
+      "--csv", [o] { o->format = Format::Csv; }, "comma-separated values");
+  app.add_flag_callback(
+      "--json", [o] { o->format = Format::Json; }, "JSON, one object per line (docs/json.md)");
+  cli::text(app, "--plot", &o->plot, "FILE", "draw busbw and time against size (.svg or .png)");
+  app.add_flag_callback(
+         "--progress", [o] { o->progress = 1; }, "a progress line on stderr")
+      ->default_str("when stderr is a terminal");
+  app.add_flag_callback(
+      "--no-progress", [o] { o->progress = 0; }, "no progress line");
+  cli::real(app, "-t,--budget", &o->budgetSec, 1e-6, 1e6,
+            "seconds of timing per size when -n is not given")
+      ->type_name("SECONDS");
+  cli::text(app, "--gloo-store", &o->glooStore, "DIR", "where Gloo's file store lives");
+  cli::text(app, "--gloo-host", &o->glooHost, "ADDR", "the address Gloo's TCP pairs bind");
+  cli::choice(app, "--gloo-algo", &o->glooAlgo, {"ring", "bcube", "hd"},
+              "Gloo's allreduce (hd: halving-doubling)");
 }
 
 // nccl-tests: -b -e -f -n -w -d -o -r -c, plus --placement.
-int collectiveOption(Parser& p, Options* o) {
-  const std::string a = optName(p.arg());
-  std::string v;
-  auto size = [&](size_t* out) {
-    if (!p.value(&v)) return -1;
-    if (!parseSize(v, out)) {
-      p.error = a + ": '" + v + "' is not a size (8, 64K, 1M, 1G)";
-      return -1;
-    }
-    return 1;
-  };
-  auto integer = [&](int lo, int* out) {
-    if (!p.value(&v)) return -1;
-    if (!toInt(v, lo, out)) {
-      p.error = a + ": '" + v + "' is not an integer >= " + std::to_string(lo);
-      return -1;
-    }
-    return 1;
-  };
-  if (a == "-b") return size(&o->minBytes);
-  if (a == "-e") return size(&o->maxBytes);
-  if (a == "-n" || a == "--iters") return integer(1, &o->iters);
-  if (a == "-w" || a == "--warmup") return integer(0, &o->warmup);
-  if (a == "-r" || a == "--root") return integer(0, &o->root);
-  if (a == "-c" || a == "--check") {
-    int c = 1;
-    if (integer(0, &c) < 0) return -1;
-    o->check = c != 0;
-    return 1;
-  }
-  if (a == "-f") {
-    if (!p.value(&v)) return -1;
-    o->factor = atof(v.c_str());
-    if (!(o->factor > 1)) {
-      p.error = "-f wants a factor > 1";
-      return -1;
-    }
-    return 1;
-  }
-  if (a == "-d" || a == "--dtype") {
-    if (!p.value(&v)) return -1;
-    if (!parseDataType(v.c_str(), &o->dtype)) {
-      p.error = "-d: unknown type '" + v + "' (float32, float16, bfloat16, int32, ...)";
-      return -1;
-    }
-    return 1;
-  }
-  if (a == "-o" || a == "--op") {
-    if (!p.value(&v)) return -1;
-    if (!parseRedOp(v.c_str(), &o->op)) {
-      p.error = "-o: unknown op '" + v + "' (sum, prod, max, min, avg)";
-      return -1;
-    }
-    return 1;
-  }
-  if (a == "--placement") {
-    if (!p.value(&v)) return -1;
-    if (v == "oop")
-      o->placement = Placement::OutOfPlace;
-    else if (v == "ip")
-      o->placement = Placement::InPlace;
-    else if (v == "both")
-      o->placement = Placement::Both;
-    else {
-      p.error = "--placement is oop, ip or both";
-      return -1;
-    }
-    return 1;
-  }
-  return 0;
+void collectiveOptions(CLI::App& c, Options* o) {
+  cli::size(c, "-b", &o->minBytes, "smallest size of the sweep");
+  cli::size(c, "-e", &o->maxBytes, "largest size of the sweep");
+  cli::real(c, "-f", &o->factor, 1.000001, 1e9, "size factor between rows");
+  cli::integer(c, "-n,--iters", &o->iters, 1, kMaxCount, "timed iterations per size")
+      ->default_str("fill -t seconds");
+  cli::integer(c, "-w,--warmup", &o->warmup, 0, kMaxCount, "warm-up iterations per size");
+  cli::checked(
+      c, "-d,--dtype",
+      [o](const std::string& opt, const std::string& v) {
+        if (!parseDataType(v.c_str(), &o->dtype))
+          throw cli::BadValue(opt, v, "wants float32, float16, bfloat16, float64, int32, ...");
+      },
+      "TYPE", "float32", "element type");
+  cli::checked(
+      c, "-o,--op",
+      [o](const std::string& opt, const std::string& v) {
+        if (!parseRedOp(v.c_str(), &o->op))
+          throw cli::BadValue(opt, v, "wants sum, prod, max, min or avg");
+      },
+      "OP", "sum", "reduction");
+  cli::integer(c, "-r,--root", &o->root, 0, kMaxCount, "root rank");
+  cli::checked(
+      c, "-c,--check",
+      [o](const std::string& opt, const std::string& v) {
+        o->check = cli::parseInteger(opt, v, 0, 1) != 0;
+      },
+      "0|1", "1", "check the results (#wrong)");
+  cli::checked(
+      c, "--placement",
+      [o](const std::string& opt, const std::string& v) {
+        const std::string& p = cli::parseChoice(opt, v, {"oop", "ip", "both"});
+        o->placement = p == "oop"  ? Placement::OutOfPlace
+                       : p == "ip" ? Placement::InPlace
+                                   : Placement::Both;
+      },
+      "oop|ip|both", "both", "out-of-place, in-place or both");
 }
 
-// OSU: -m [min:]max -i -x -W -c -f.
-int p2pOption(Parser& p, Options* o) {
-  const std::string a = optName(p.arg());
-  std::string v;
-  if (a == "-m") {
-    if (!p.value(&v)) return -1;
-    size_t colon = v.find(':');
-    bool ok = colon == std::string::npos ? parseSize(v, &o->maxBytes)
-                                         : parseSize(v.substr(0, colon), &o->minBytes) &&
-                                               parseSize(v.substr(colon + 1), &o->maxBytes);
-    if (!ok) {
-      p.error = "-m wants [min:]max sizes, not '" + v + "'";
-      return -1;
-    }
-    return 1;
-  }
-  int* target = a == "-i" ? &o->iters : a == "-x" ? &o->warmup : a == "-W" ? &o->window : nullptr;
-  if (target) {
-    if (!p.value(&v)) return -1;
-    if (!toInt(v, a == "-x" ? 0 : 1, target)) {
-      p.error = a + ": '" + v + "' is not a valid count";
-      return -1;
-    }
-    return 1;
-  }
-  if (a == "-c") {
-    o->check = true;
-    return 1;
-  }
-  if (a == "-f") {
-    o->full = true;
-    return 1;
-  }
-  return 0;
+// OSU: -m [min:]max -i -x -W -c -f, and the smaller default sweep of OSU.
+void pointToPointOptions(CLI::App& c, Options* o) {
+  c.preparse_callback([o](size_t) { o->minBytes = 1, o->maxBytes = 4 << 20, o->check = false; });
+  cli::checked(
+      c, "-m",
+      [o](const std::string& opt, const std::string& v) {
+        uint64_t lo = o->minBytes, hi;
+        if (v.find(':') == std::string::npos)
+          hi = cli::parseSize(opt, v);
+        else
+          cli::parseSizeRange(opt, v, &lo, &hi);
+        o->minBytes = lo, o->maxBytes = hi;
+      },
+      "[MIN:]MAX", "1:4M", "sizes of the sweep, doubling");
+  cli::integer(c, "-i", &o->iters, 1, kMaxCount, "timed iterations per size")
+      ->default_str("fill -t seconds");
+  cli::integer(c, "-x", &o->warmup, 0, kMaxCount, "warm-up iterations per size");
+  cli::integer(c, "-W", &o->window, 1, kMaxCount, "bw, bibw: messages in flight");
+  c.add_flag("-c", o->check, "validate the received bytes");
+  c.add_flag("-f", o->full, "full statistics (min, max, iterations)");
 }
 
 // compare [-n N] [--impls a,b] [--mpirun-args "..."] [--plot F] COLL [run options...]
-bool parseCompare(Parser& p, Options* o) {
-  std::string v;
-  while (p.more()) {
-    const std::string a = optName(p.arg());
-    if (a == "-n" || a == "--np") {
-      if (!p.value(&v) || !toInt(v, 1, &o->ranks)) {
-        if (p.error.empty()) p.error = "-n wants a rank count >= 1";
-        return false;
-      }
-    } else if (a == "--impls") {
-      if (!p.value(&v)) return false;
-      o->impls.clear();
-      for (size_t s = 0; s <= v.size();) {
-        size_t c = v.find(',', s);
-        if (c == std::string::npos) c = v.size();
-        if (c > s) o->impls.push_back(v.substr(s, c - s));
-        s = c + 1;
-      }
-    } else if (a == "--mpirun-args") {
-      if (!p.value(&o->mpirunArgs)) return false;
-    } else if (a == "--plot") {
-      if (!p.value(&o->plot)) return false;
-    } else if (!a.empty() && a[0] != '-') {
-      o->passThrough.push_back(p.arg());  // the collective name
-      for (++p.i; p.more(); ++p.i) o->passThrough.push_back(p.arg());
-      break;
-    } else {
-      p.error = "compare: unknown option '" + a + "' (compare options go before the collective)";
-      return false;
-    }
-    ++p.i;
-  }
-  if (o->passThrough.empty() || !isCollective(o->passThrough[0])) {
-    p.error = "compare wants a collective: compare -n 2 allreduce [options]";
-    return false;
-  }
-  return true;
+void compareOptions(CLI::App& c, Options* o) {
+  // The collective and every option after it are passed through to every run; nothing falls
+  // through to the common options, which belong to the runs.
+  c.prefix_command()->fallthrough(false);
+  c.footer(
+      "COLLECTIVE [options]: a collective and its options (chorus-bench allreduce --help), "
+      "passed to every run.");
+  cli::text(c, "--plot", &o->plot, "FILE", "draw every implementation's busbw (.svg or .png)");
+  cli::integer(c, "-n,--np", &o->ranks, 1, 1024, "ranks of every run");
+  cli::checked(
+      c, "--impls",
+      [o](const std::string&, const std::string& v) {
+        o->impls.clear();
+        for (size_t s = 0; s <= v.size();) {
+          size_t comma = v.find(',', s);
+          if (comma == std::string::npos) comma = v.size();
+          if (comma > s) o->impls.push_back(v.substr(s, comma - s));
+          s = comma + 1;
+        }
+      },
+      "LIST", "every one built", "the implementations compared, e.g. chorus,mpi");
+  cli::text(c, "--mpirun-args", &o->mpirunArgs, "ARGS", "extra arguments for mpirun");
 }
 
 }  // namespace
 
 bool isCollective(const std::string& n) {
-  return kCollectives.count(n) > 0;
+  return contains(kCollectives, n);
 }
 bool isPointToPoint(const std::string& n) {
-  return kPointToPoint.count(n) > 0;
+  return contains(kPointToPoint, n);
 }
 
-void printUsage(FILE* out) {
-  fprintf(
-      out,
-      "usage: chorus-bench COMMAND [options]      (run under chorus-run, mpirun or srun)\n"
-      "\n"
-      "collectives (nccl-tests style): allreduce reduce_scatter allgather broadcast reduce\n"
-      "                                alltoall gather scatter sendrecv\n"
-      "  -b MIN -e MAX -f FACTOR   size sweep in bytes (8, 64K, 1M; default 8 .. 64M, x2)\n"
-      "  -n ITERS -w WARMUP        timed and warm-up iterations (default: fill -t seconds)\n"
-      "  -d TYPE -o OP -r ROOT     float32 sum 0; types float16 bfloat16 float64 int32 ...\n"
-      "  -c 0|1                    check results (#wrong), default 1\n"
-      "  --placement oop|ip|both   out-of-place, in-place or both (default)\n"
-      "point-to-point (OSU style, ranks 0 and 1): latency bw bibw\n"
-      "  -m [MIN:]MAX -i ITERS -x WARMUP -W WINDOW (64) -c (validate) -f (full statistics)\n"
-      "side by side: compare [-n RANKS] [--impls chorus,mpi,gloo] [--mpirun-args ARGS]\n"
-      "                      [--plot F] COLLECTIVE [options]\n"
-      "  starts chorus-run and mpirun itself and prints Chorus/MPI and Chorus/Gloo ratios\n"
-      "impls: lists the implementations built into this binary\n"
-      "\n"
-      "common: --impl chorus|mpi|gloo  --csv | --json  --plot out.svg|out.png\n"
-      "        -t SECONDS (time budget per size, default 0.2)  --progress | --no-progress\n"
-      "        --gloo-store DIR (/tmp) --gloo-host ADDR (127.0.0.1) --gloo-algo ring|bcube|hd\n");
-}
-
-bool parseOptions(int argc, char** argv, Options* o, int* exitCode) {
-  *exitCode = 2;
-  if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-    printUsage(argc < 2 ? stderr : stdout);
-    if (argc >= 2) *exitCode = 0;
-    return false;
-  }
-  Options defaults;
-  *o = defaults;
-  o->command = argv[1];
-  Parser p{argc, argv, 2, {}};
-  const bool coll = isCollective(o->command), p2p = isPointToPoint(o->command);
+int parseOptions(int argc, char** argv, Options* o) {
+  cli::Tool tool("chorus-bench", "COMMAND [options]   (run under chorus-run, mpirun or srun)",
+                 "Benchmark tables for Chorus, Open MPI and Gloo from one binary: collectives "
+                 "in the style of nccl-tests, point-to-point in the style of OSU, and compare, "
+                 "which starts the launchers itself and prints the ratios.");
+  CLI::App& app = tool.app();
+  app.require_subcommand(1);
+  commonOptions(app, o);
+  auto command = [&](const std::string& name, const std::string& help) {
+    CLI::App* c = app.add_subcommand(name, help)->fallthrough()->group("Commands");
+    c->footer("The options common to every command apply too (chorus-bench --help).");
+    return c;
+  };
+  for (const std::string& c : kCollectives)
+    collectiveOptions(*command(c, c + ", nccl-tests style"), o);
+  for (const std::string& c : kPointToPoint)
+    pointToPointOptions(*command(c, c + ", OSU style (ranks 0 and 1)"), o);
+  compareOptions(*command("compare",
+                          "runs COLLECTIVE under chorus-run and mpirun with every "
+                          "implementation and prints their ratios"),
+                 o);
+  command("impls", "lists the implementations built into this binary, one per line");
+  if (int rc = tool.parse(argc, argv); rc >= 0) return rc;
+  CLI::App* chosen = app.get_subcommands().at(0);
+  o->command = chosen->get_name();
+  if (tool.quiet()) o->progress = 0;
   if (o->command == "compare") {
-    if (parseCompare(p, o)) return true;
-  } else if (!coll && !p2p) {
-    p.error = "unknown command '" + o->command + "'";
-  } else {
-    if (p2p) o->minBytes = 1, o->maxBytes = 4 << 20, o->check = false;
-    for (; p.more() && p.error.empty(); ++p.i) {
-      if (p.arg() == "-h" || p.arg() == "--help") {
-        printUsage(stdout);
-        *exitCode = 0;
-        return false;
-      }
-      int r = commonOption(p, o);
-      if (r == 0) r = coll ? collectiveOption(p, o) : p2pOption(p, o);
-      if (r == 0) p.error = "unknown option '" + p.arg() + "' for " + o->command;
-      if (r < 0) break;
-    }
-    if (p.error.empty() && (o->maxBytes < o->minBytes || (coll && o->minBytes == 0)))
-      p.error = "the sweep needs 0 < min <= max";
-    if (p.error.empty()) return true;
+    o->passThrough = chosen->remaining();
+    if (o->passThrough.empty() || !isCollective(o->passThrough[0]))
+      return tool.usageError("compare wants a collective: compare -n 2 allreduce [options]");
+  } else if (o->maxBytes < o->minBytes || o->minBytes == 0) {
+    return tool.usageError("the sweep needs 0 < min <= max, not " + cli::sizeText(o->minBytes) +
+                           " .. " + cli::sizeText(o->maxBytes));
   }
-  fprintf(stderr, "chorus-bench: %s (see chorus-bench --help)\n", p.error.c_str());
-  return false;
+  return -1;
 }
 
 }  // namespace chorus::bench

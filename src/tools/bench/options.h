@@ -1,6 +1,6 @@
-// The command line of chorus-bench. Collectives take nccl-tests' short options, point-to-point
-// tests take OSU's (the two disagree on -f and -c, so each command reads its own set), and the
-// rest are long options common to all.
+// The command line of chorus-bench, one subcommand per test. Collectives take nccl-tests' short
+// options, point-to-point tests take OSU's (the two disagree on -f and -c, so each command reads
+// its own set), and the rest are long options common to all.
 #pragma once
 
 #include <string>
@@ -53,8 +53,8 @@ struct Options {
 bool isCollective(const std::string& name);
 bool isPointToPoint(const std::string& name);
 
-// True when the run should go on; false with *exitCode set (0 after --help, 2 on bad usage).
-bool parseOptions(int argc, char** argv, Options* o, int* exitCode);
-void printUsage(FILE* out);
+// On the tools' option layer (src/tools/cli): -1 when the run should go on, otherwise the exit
+// status once the help, the version or the usage error is printed.
+int parseOptions(int argc, char** argv, Options* o);
 
 }  // namespace chorus::bench

@@ -1,5 +1,5 @@
-// Machine-readable rows: CSV (one header, then one line per size) and JSON objects. The CSV
-// column names are the contract that `chorus-bench compare` and the tests parse.
+// CSV rows: one header, then one line per size. The column names are the contract that
+// `chorus-bench compare` and the tests parse.
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -21,14 +21,6 @@ std::string measureCsv(const Measure& m) {
   if (!m.valid) return ",,,,,";
   return num(m.us.median) + "," + num(m.us.min) + "," + num(m.us.max) + "," + num(m.algbw) + "," +
          num(m.busbw) + "," + num(m.wrong);
-}
-
-std::string measureJson(const Measure& m) {
-  if (!m.valid) return "null";
-  return "{\"time_us\": " + num(m.us.median) + ", \"min_us\": " + num(m.us.min) +
-         ", \"max_us\": " + num(m.us.max) + ", \"mean_us\": " + num(m.us.mean) +
-         ", \"iters\": " + std::to_string(m.us.samples) + ", \"algbw_gbs\": " + num(m.algbw) +
-         ", \"busbw_gbs\": " + num(m.busbw) + ", \"wrong\": " + num(m.wrong) + "}";
 }
 
 std::vector<std::string> split(const std::string& line) {
@@ -54,14 +46,6 @@ std::string csvLineColl(const CollRow& r) {
          "," + measureCsv(r.oop) + "," + measureCsv(r.ip);
 }
 
-std::string jsonColl(const CollRow& r) {
-  return "{\"impl\": \"" + r.impl + "\", \"coll\": \"" + r.coll +
-         "\", \"ranks\": " + std::to_string(r.ranks) + ", \"bytes\": " + std::to_string(r.bytes) +
-         ", \"count\": " + std::to_string(r.count) + ", \"type\": \"" + r.type +
-         "\", \"redop\": \"" + r.op + "\", \"root\": " + std::to_string(r.root) +
-         ", \"out_of_place\": " + measureJson(r.oop) + ", \"in_place\": " + measureJson(r.ip) + "}";
-}
-
 std::string csvHeaderP2p() {
   return "impl,test,ranks,bytes,us,min_us,max_us,mbps,iters,wrong";
 }
@@ -70,14 +54,6 @@ std::string csvLineP2p(const P2pRow& r) {
   return r.impl + "," + r.test + "," + std::to_string(r.ranks) + "," + std::to_string(r.bytes) +
          "," + num(r.us.median) + "," + num(r.us.min) + "," + num(r.us.max) + "," + num(r.mbps) +
          "," + std::to_string(r.iters) + "," + num(r.wrong);
-}
-
-std::string jsonP2p(const P2pRow& r) {
-  return "{\"impl\": \"" + r.impl + "\", \"test\": \"" + r.test +
-         "\", \"ranks\": " + std::to_string(r.ranks) + ", \"bytes\": " + std::to_string(r.bytes) +
-         ", \"us\": " + num(r.us.median) + ", \"min_us\": " + num(r.us.min) +
-         ", \"max_us\": " + num(r.us.max) + ", \"mbps\": " + num(r.mbps) +
-         ", \"iters\": " + std::to_string(r.iters) + ", \"wrong\": " + num(r.wrong) + "}";
 }
 
 std::vector<CollRow> parseCollCsv(const std::string& text) {

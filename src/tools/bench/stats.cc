@@ -19,28 +19,6 @@ Summary summarize(std::vector<double> v) {
   return s;
 }
 
-bool parseSize(const std::string& text, size_t* out) {
-  if (text.empty()) return false;
-  char* end = nullptr;
-  double v = strtod(text.c_str(), &end);
-  if (end == text.c_str() || v < 0) return false;
-  std::string unit(end);
-  if (!unit.empty() && (unit.back() == 'B' || unit.back() == 'b')) unit.pop_back();
-  if (unit.size() == 2 && (unit[1] == 'i' || unit[1] == 'I')) unit.pop_back();
-  if (unit.empty()) {
-  } else if (unit == "K" || unit == "k") {
-    v *= 1 << 10;
-  } else if (unit == "M" || unit == "m") {
-    v *= 1 << 20;
-  } else if (unit == "G" || unit == "g") {
-    v *= double(1 << 30);
-  } else {
-    return false;
-  }
-  *out = size_t(v);
-  return true;
-}
-
 std::string sizeLabel(size_t bytes) {
   const char* units[] = {"B", "KiB", "MiB", "GiB"};
   int u = 0;

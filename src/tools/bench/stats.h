@@ -16,8 +16,6 @@ struct Summary {
 // Sorts a copy; an empty vector gives an all-zero Summary.
 Summary summarize(std::vector<double> samples);
 
-// "8", "64K", "1M", "256MiB", "1.5G" -> bytes (powers of 1024). False on garbage.
-bool parseSize(const std::string& text, size_t* out);
 // "8 B", "1 KiB", "256 MiB": for headings and plot labels.
 std::string sizeLabel(size_t bytes);
 

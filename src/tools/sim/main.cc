@@ -17,25 +17,16 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <vector>
 
-#include "common/env.h"
+#include "tools/cli/tool.h"
 #include "topo/topology.h"
 #include "tune/selector.h"
 
 using namespace chorus;
 
 namespace {
-
-int usage(const char* why) {
-  fprintf(stderr,
-          "chorus-sim: %s\nusage: chorus-sim --topo FILE [--collective NAME|all] [--ranks N] "
-          "[--sizes MIN:MAX] [--factor F] [--tune FILE] [--algo SPEC] [--csv] [--walk-all]\n",
-          why);
-  return 2;
-}
 
 bool perRankBlocks(Collective c) {
   return c == Collective::AllGather || c == Collective::ReduceScatter ||
@@ -112,43 +103,28 @@ void simulate(Collective c, const topo::Topology& t, int n, uint64_t lo, uint64_
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string topoFile, tuneFile, algo, coll = "allreduce", sizes = "8:1G";
+  cli::Tool tool("chorus-sim", "--topo FILE [options]",
+                 "Prints, per size, every algorithm's predicted time and bus bandwidth on a "
+                 "topology file and the algorithm the selector picks.");
+  CLI::App& app = tool.app();
+  std::string topoFile, tuneFile, algo, coll = "allreduce";
   int ranks = 0;
-  uint64_t factor = 4;
+  uint64_t lo = 8, hi = uint64_t(1) << 30, factor = 4;
   bool csv = false, walkAll = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    auto next = [&]() -> const char* { return i + 1 < argc ? argv[++i] : nullptr; };
-    const char* v = nullptr;
-    if (a == "--csv" || a == "--walk-all") {
-      (a == "--csv" ? csv : walkAll) = true;
-      continue;
-    }
-    if (a == "-h" || a == "--help") return usage("help") == 2 ? 0 : 0;
-    if (!(v = next())) return usage(("missing value after " + a).c_str());
-    if (a == "--topo")
-      topoFile = v;
-    else if (a == "--tune")
-      tuneFile = v;
-    else if (a == "--algo")
-      algo = v;
-    else if (a == "--collective")
-      coll = v;
-    else if (a == "--sizes")
-      sizes = v;
-    else if (a == "--ranks")
-      ranks = atoi(v);
-    else if (a == "--factor")
-      factor = strtoull(v, nullptr, 10);
-    else
-      return usage(("unknown option " + a).c_str());
-  }
-  if (topoFile.empty()) return usage("--topo FILE is required");
-  const size_t colon = sizes.find(':');
-  auto lo = parseBytes(sizes.substr(0, colon));
-  auto hi = colon == std::string::npos ? lo : parseBytes(sizes.substr(colon + 1));
-  if (!lo || !hi || *lo < 1 || *hi < *lo) return usage("--sizes wants MIN:MAX, e.g. 8:1G");
-  if (factor < 2) return usage("--factor must be >= 2");
+  cli::text(app, "--topo", &topoFile, "FILE", "the topology file (docs/topology.md)")->required();
+  cli::text(app, "--collective", &coll, "NAME|all", "the collective, or all of them");
+  cli::integer(app, "--ranks", &ranks, 1, INT32_MAX, "simulate the first N ranks the file places")
+      ->default_str("all");
+  cli::checked(
+      app, "--sizes",
+      [&](const std::string& opt, const std::string& v) { cli::parseSizeRange(opt, v, &lo, &hi); },
+      "MIN:MAX", "8:1G", "bytes of float32 swept");
+  cli::integer(app, "--factor", &factor, 2, INT32_MAX, "size multiplier between rows");
+  cli::text(app, "--tune", &tuneFile, "FILE", "a tuning file (chorus-tune) over the topology's");
+  cli::text(app, "--algo", &algo, "SPEC", "force algorithms, as CHORUS_ALGO (allreduce=ring)");
+  app.add_flag("--csv", csv, "comma-separated values");
+  app.add_flag("--walk-all", walkAll, "walk every candidate, even those that cannot win");
+  if (int rc = tool.parse(argc, argv); rc >= 0) return rc;
 
   topo::Topology t;
   Status st = topo::loadTopologyFile(topoFile, &t);
@@ -180,8 +156,9 @@ int main(int argc, char** argv) {
   } else if (parseCollectiveKey(coll, &c) && c != Collective::Send && c != Collective::Recv) {
     colls.push_back(c);
   } else {
-    return usage(("unknown collective " + coll).c_str());
+    return tool.usageError(
+        cli::BadValue("--collective", coll, "wants a collective (allreduce, ...) or all").what());
   }
-  for (Collective k : colls) simulate(k, t, ranks, *lo, *hi, factor, ov, csv, walkAll);
+  for (Collective k : colls) simulate(k, t, ranks, lo, hi, factor, ov, csv, walkAll);
   return 0;
 }

@@ -5,28 +5,16 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
 #include <string>
 
 #include "chorus/config.h"
+#include "tools/cli/tool.h"
 #include "tools/topo/render.h"
 
 extern char** environ;
 
 namespace {
-
-const char kUsage[] =
-    "usage: chorus-topo [--file PATH] [--json | --dot | --svg OUT | --png OUT | --dump OUT]\n"
-    "                   [--explain] [--max-hosts N] [--ranks-per-host N]\n"
-    "  --file PATH   load a topology file or an hwloc XML file (default: $CHORUS_TOPO_FILE, else\n"
-    "                discover this machine)\n"
-    "  --json        the topology as JSON\n"
-    "  --dot         Graphviz source; --svg/--png OUT run 'dot' to draw it into OUT\n"
-    "  --dump OUT    write a topology file (docs/topology.md)\n"
-    "  --explain     transport and algorithm class between ranks, and why\n"
-    "  --max-hosts N hosts printed or drawn in full (default 2)\n"
-    "  --ranks-per-host N  place N host-memory ranks on every host instead of one per GPU\n";
 
 // Pipes `text` into `dot -T<format> -o <out>` (no shell, so any file name is safe).
 int runDot(const std::string& text, const std::string& format, const std::string& out) {
@@ -68,6 +56,13 @@ int runDot(const std::string& text, const std::string& format, const std::string
 
 int main(int argc, char** argv) {
   using namespace chorus::topo;
+  chorus::cli::Tool tool(
+      "chorus-topo",
+      "[--file PATH] [--json | --dot | --svg OUT | --png OUT | --dump OUT] [--explain]",
+      "Prints what Chorus sees on this machine, or in a topology file, as a "
+      "tree, JSON, a topology file or a Graphviz picture, and which transport and "
+      "algorithm class it would use between ranks.");
+  CLI::App& app = tool.app();
   std::string file, mode = "tree", out;
   bool explain = false;
   int ranksPerHost = 0;
@@ -76,33 +71,34 @@ int main(int argc, char** argv) {
   chorus::Status cst = chorus::Config::fromEnvironment(&config);
   if (!cst.ok()) return fprintf(stderr, "chorus-topo: %s\n", cst.toString().c_str()), 2;
   file = config.topoFile;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    bool hasValue = i + 1 < argc;
-    if (a == "--file" && hasValue)
-      file = argv[++i];
-    else if (a == "--json" || a == "--dot")
-      mode = a.substr(2);
-    else if ((a == "--svg" || a == "--png" || a == "--dump") && hasValue)
-      mode = a.substr(2), out = argv[++i];
-    else if (a == "--explain")
-      explain = true;
-    else if (a == "--max-hosts" && hasValue)
-      ro.maxHosts = atoi(argv[++i]);
-    else if (a == "--ranks-per-host" && hasValue)
-      ranksPerHost = atoi(argv[++i]);
-    else if (a == "-h" || a == "--help")
-      return fputs(kUsage, stdout), 0;
-    else
-      return fprintf(stderr, "chorus-topo: unknown or incomplete option '%s'\n%s", a.c_str(),
-                     kUsage),
-             2;
-  }
+  chorus::cli::text(app, "--file", &file, "PATH",
+                    "a topology file or an hwloc XML file (default: $CHORUS_TOPO_FILE, else "
+                    "discover this machine)");
+  // The outputs exclude each other; as before, the last one given counts.
+  app.add_flag_callback(
+      "--json", [&] { mode = "json"; }, "the topology as JSON (docs/json.md)");
+  app.add_flag_callback(
+      "--dot", [&] { mode = "dot"; }, "Graphviz source");
+  for (const char* m : {"svg", "png", "dump"})
+    chorus::cli::checked(
+        app, std::string("--") + m,
+        [&mode, &out, m](const std::string&, const std::string& v) { mode = m, out = v; }, "OUT",
+        "",
+        std::string(m) == "dump" ? "write a topology file (docs/topology.md)"
+                                 : std::string("run Graphviz 'dot' to draw it into OUT as ") + m);
+  app.add_flag("--explain", explain, "transport and algorithm class between ranks, and why");
+  chorus::cli::integer(app, "--max-hosts", &ro.maxHosts, 0, INT32_MAX,
+                       "hosts printed or drawn in full");
+  chorus::cli::integer(app, "--ranks-per-host", &ranksPerHost, 1, INT32_MAX,
+                       "place N host-memory ranks on every host instead of one per GPU")
+      ->default_str("");
+  if (int rc = tool.parse(argc, argv); rc >= 0) return rc;
   Topology t;
   chorus::Status st =
       file.empty() ? discoverLocalTopology(&t, &ro.notes) : loadTopologyFile(file, &t);
   if (!st.ok()) return fprintf(stderr, "chorus-topo: %s\n", st.toString().c_str()), 1;
   if (ranksPerHost > 0) placeRanksPerHost(&t, ranksPerHost);
+  if (tool.quiet()) ro.notes.clear();
 
   int rc = 0;
   if (mode == "tree")

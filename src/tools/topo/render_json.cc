@@ -1,6 +1,6 @@
-// --json: the whole Topology for machines, with the nearest NIC of every GPU resolved.
-#include <cstdio>
-#include <sstream>
+// --json: the whole Topology for machines (docs/json.md), with the nearest NIC of every GPU
+// resolved, through nlohmann-json.
+#include <nlohmann/json.hpp>
 
 #include "tools/topo/render.h"
 
@@ -8,81 +8,70 @@ namespace chorus::topo {
 
 namespace {
 
-std::string str(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\')
-      out += '\\', out += c;
-    else if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      snprintf(buf, sizeof buf, "\\u%04x", c);
-      out += buf;
-    } else
-      out += c;
+using Json = nlohmann::ordered_json;  // keys in the documented order
+
+Json matrix(const std::vector<std::vector<PathClass>>& m) {
+  Json rows = Json::array();
+  for (const auto& row : m) {
+    Json r = Json::array();
+    for (PathClass c : row) r.push_back(pathClassName(c));
+    rows.push_back(r);
   }
-  return out + "\"";
+  return rows;
 }
 
-void matrix(const std::vector<std::vector<PathClass>>& m, std::ostream& o) {
-  o << '[';
-  for (size_t i = 0; i < m.size(); ++i) {
-    o << (i ? "," : "") << '[';
-    for (size_t j = 0; j < m[i].size(); ++j)
-      o << (j ? "," : "") << '"' << pathClassName(m[i][j]) << '"';
-    o << ']';
-  }
-  o << ']';
-}
-
-void host(const Topology& t, int hi, std::ostream& o) {
+Json host(const Topology& t, int hi) {
   const Host& h = t.hosts[hi];
-  o << "{\"name\":" << str(h.name) << ",\"id\":" << str(h.id) << ",\"sockets\":" << h.sockets
-    << ",\"cores_per_socket\":" << h.coresPerSocket << ",\"numa_nodes\":" << h.numaNodes
-    << ",\"gpus\":[";
+  Json gpus = Json::array(), nics = Json::array();
   for (size_t g = 0; g < h.gpus.size(); ++g) {
     const Gpu& d = h.gpus[g];
-    o << (g ? "," : "") << "{\"bus_id\":" << str(d.busId) << ",\"socket\":" << d.socket
-      << ",\"numa\":" << d.numa << ",\"pci\":" << str(d.pci) << ",\"pcie_gts\":" << d.pcieGTs
-      << ",\"pcie_width\":" << d.pcieWidth
-      << ",\"nearest_nic\":" << t.nearestNic(hi, int(g), d.socket) << '}';
+    gpus.push_back({{"bus_id", d.busId},
+                    {"socket", d.socket},
+                    {"numa", d.numa},
+                    {"pci", d.pci},
+                    {"pcie_gts", d.pcieGTs},
+                    {"pcie_width", d.pcieWidth},
+                    {"nearest_nic", t.nearestNic(hi, int(g), d.socket)}});
   }
-  o << "],\"nics\":[";
-  for (size_t k = 0; k < h.nics.size(); ++k) {
-    const Nic& n = h.nics[k];
-    o << (k ? "," : "") << "{\"name\":" << str(n.name) << ",\"bus_id\":" << str(n.busId)
-      << ",\"socket\":" << n.socket << ",\"numa\":" << n.numa << ",\"pci\":" << str(n.pci)
-      << ",\"speed_gbps\":" << n.speedGbps << ",\"rdma\":" << (n.rdma ? "true" : "false") << '}';
-  }
-  o << "],\"gpu_paths\":";
-  matrix(h.gpuPaths, o);
-  o << ",\"gpu_nic_paths\":";
-  matrix(h.gpuNicPaths, o);
-  o << '}';
+  for (const Nic& n : h.nics)
+    nics.push_back({{"name", n.name},
+                    {"bus_id", n.busId},
+                    {"socket", n.socket},
+                    {"numa", n.numa},
+                    {"pci", n.pci},
+                    {"speed_gbps", n.speedGbps},
+                    {"rdma", n.rdma}});
+  return {{"name", h.name},
+          {"id", h.id},
+          {"sockets", h.sockets},
+          {"cores_per_socket", h.coresPerSocket},
+          {"numa_nodes", h.numaNodes},
+          {"gpus", gpus},
+          {"nics", nics},
+          {"gpu_paths", matrix(h.gpuPaths)},
+          {"gpu_nic_paths", matrix(h.gpuNicPaths)}};
 }
 
 }  // namespace
 
 std::string renderJson(const Topology& t) {
-  std::ostringstream o;
-  o.precision(17);
-  o << "{\"source\":" << str(t.source) << ",\n\"links\":{";
+  Json links = Json::object();
   for (int c = 0; c < kNumPathClasses; ++c) {
-    LinkParams p = t.link(PathClass(c));
-    o << (c ? "," : "") << '"' << pathClassName(PathClass(c))
-      << "\":{\"latency_us\":" << p.latencyUs << ",\"bandwidth_gbs\":" << p.bandwidthGBs << '}';
+    const LinkParams p = t.link(PathClass(c));
+    links[pathClassName(PathClass(c))] = {{"latency_us", p.latencyUs},
+                                          {"bandwidth_gbs", p.bandwidthGBs}};
   }
-  o << "},\n\"host_reduce_gbs\":" << t.hostReduceGBs
-    << ",\"device_reduce_gbs\":" << t.deviceReduceGBs << ",\n\"hosts\":[\n";
-  for (size_t h = 0; h < t.hosts.size(); ++h) {
-    o << (h ? ",\n" : "");
-    host(t, int(h), o);
-  }
-  o << "],\n\"ranks\":[";
-  for (size_t r = 0; r < t.ranks.size(); ++r)
-    o << (r ? "," : "") << "{\"host\":" << t.ranks[r].host << ",\"socket\":" << t.ranks[r].socket
-      << ",\"gpu\":" << t.ranks[r].gpu << '}';
-  o << "]}\n";
-  return o.str();
+  Json hosts = Json::array(), ranks = Json::array();
+  for (size_t h = 0; h < t.hosts.size(); ++h) hosts.push_back(host(t, int(h)));
+  for (const auto& r : t.ranks)
+    ranks.push_back({{"host", r.host}, {"socket", r.socket}, {"gpu", r.gpu}});
+  const Json j = {{"source", t.source},
+                  {"links", links},
+                  {"host_reduce_gbs", t.hostReduceGBs},
+                  {"device_reduce_gbs", t.deviceReduceGBs},
+                  {"hosts", hosts},
+                  {"ranks", ranks}};
+  return j.dump() + "\n";
 }
 
 }  // namespace chorus::topo

@@ -3,48 +3,29 @@
 // rank the others wait on.
 //   chorus-trace [-o trace.json] /tmp/chorus-trace-<comm>-rank*.json
 #include <cstdio>
-#include <cstring>
 #include <fstream>
 #include <string>
 #include <vector>
 
+#include "tools/cli/tool.h"
 #include "tools/trace/chrome_trace.h"
 #include "tools/trace/diagnose.h"
 #include "tools/trace/dumps.h"
 
-namespace {
-
-int usage(FILE* to, int code) {
-  fprintf(to,
-          "usage: chorus-trace [-o trace.json] DUMP...\n"
-          "Merges flight recorder dumps (one per rank, written on timeout, abort and SIGUSR1 to\n"
-          "CHORUS_TRACE_DIR) into a Chrome/Perfetto trace (default chorus-trace.json; open it in\n"
-          "ui.perfetto.dev or chrome://tracing) and names the rank the others wait on.\n");
-  return code;
-}
-
-}  // namespace
-
 int main(int argc, char** argv) {
+  chorus::cli::Tool tool("chorus-trace", "[-o trace.json] DUMP...",
+                         "Merges flight recorder dumps (one per rank, written on timeout, abort "
+                         "and SIGUSR1 to CHORUS_TRACE_DIR) into a Chrome/Perfetto trace (open it "
+                         "in ui.perfetto.dev or chrome://tracing) and names the rank the others "
+                         "wait on.");
   std::string outPath = "chorus-trace.json";
   std::vector<std::string> paths;
-  for (int i = 1; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a == "-h" || a == "--help") return usage(stdout, 0);
-    if (a == "-o" || a == "--output") {
-      if (i + 1 >= argc)
-        return fprintf(stderr, "chorus-trace: %s needs a file name\n", a.c_str()), 2;
-      outPath = argv[++i];
-    } else if (a.rfind("--output=", 0) == 0) {
-      outPath = a.substr(9);
-    } else if (!a.empty() && a[0] == '-') {
-      fprintf(stderr, "chorus-trace: unknown option '%s'\n", a.c_str());
-      return usage(stderr, 2);
-    } else {
-      paths.push_back(a);
-    }
-  }
-  if (paths.empty()) return usage(stderr, 2);
+  chorus::cli::text(tool.app(), "-o,--output", &outPath, "FILE", "the merged trace");
+  tool.app()
+      .add_option("dumps", paths, "the dumps of one communicator")
+      ->required()
+      ->type_name("DUMP");
+  if (int rc = tool.parse(argc, argv); rc >= 0) return rc;
   std::vector<chorus::trace::Dump> dumps;
   for (const std::string& p : paths) {
     chorus::trace::Dump d;
@@ -67,6 +48,7 @@ int main(int argc, char** argv) {
   std::ofstream out(outPath);
   out << chorus::trace::chromeTrace(dumps);
   if (!out) return fprintf(stderr, "chorus-trace: cannot write %s\n", outPath.c_str()), 1;
+  if (tool.quiet()) return 0;
   size_t calls = 0;
   for (const auto& d : dumps) calls += d.entries.size();
   printf("%zu dump(s) of communicator %s (%d ranks), %zu calls: trace in %s\n", dumps.size(),

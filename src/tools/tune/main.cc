@@ -43,6 +43,7 @@
 #include "common/clock.h"
 #include "core/comm_internals.h"
 #include "reduce/reducer.h"
+#include "tools/cli/tool.h"
 #include "tools/tune/fit.h"
 #include "tools/tune/memory.h"
 #include "tools/tune/receive_reduce.h"
@@ -65,17 +66,10 @@ const std::vector<size_t> kLargeSizes = {1 * kMiB, 4 * kMiB, 16 * kMiB, 64 * kMi
 // Sizes outside [kFitFrom, kFitTo] validate the fit but are not in it.
 constexpr size_t kFitFrom = 4 * kMiB, kFitTo = 16 * kMiB;
 
-const char* kUsage =
-    "usage: chorus-run -n 2 -- chorus-tune [--out FILE] [--quick]\n"
-    "  measures per-message overhead, latency and bandwidth between ranks 0 and 1 and the CPU\n"
-    "  reducer's rate, and writes them as a tuning file (load it with CHORUS_TUNE_FILE=FILE).\n"
-    "  --out FILE  the tuning file rank 0 writes (default chorus.tune)\n"
-    "  --quick     fewer repetitions (a few seconds; rougher figures)\n"
-    "  Across two hosts: mpirun -np 2 --host A,B chorus-tune (calibrates the network class).\n";
-
 struct Options {
   std::string out = "chorus.tune";
   bool quick = false;
+  bool quiet = false;  // the tuning file and warnings only, no report
 };
 
 // Repetitions; every rank derives the same ones from --quick, so their calls match.
@@ -442,6 +436,31 @@ void printFit(const Measured& m, const topo::Topology& before, const topo::Topol
   }
 }
 
+// What was measured and the estimates drawn from it, beside the figures they replace.
+void printReport(const std::string& run, const std::vector<std::string>& raw,
+                 const std::string& out, const Derived& dv, const Measured& m,
+                 const topo::Topology& topology, const topo::Topology& tuned, topo::PathClass pc) {
+  printf("%s\nmeasured:\n", run.c_str());
+  for (const std::string& line : raw) printf("  %s\n", line.c_str());
+  printf("estimates (written to %s; use CHORUS_TUNE_FILE=%s):\n", out.c_str(), out.c_str());
+  printf("  executor step_us=%.4f   (burst slope)\n", dv.overheadUs);
+  printf("  link %s latency_us=%.3f bandwidth_gbs=%.3f   (was %.3g us, %.3g GB/s)\n",
+         topo::pathClassName(pc), dv.latencyUs, dv.bandwidthGBs, topology.link(pc).latencyUs,
+         topology.link(pc).bandwidthGBs);
+  if (m.oneShotUs.empty())
+    printf("  reduce host_gbs=%.3f   (was %.3g; the reducer on local arrays)\n", dv.reduceGBs,
+           topology.hostReduceGBs);
+  else
+    printf("  reduce host_gbs=%.3f   (was %.3g; one_shot fit; on local arrays %.3f)\n",
+           dv.reduceGBs, topology.hostReduceGBs, m.localReduceGBs);
+  if (m.memory.knee)
+    printf(
+        "  memory cache_mib=%.0f all_miss_mib=%.0f miss_gbs=%.3f   (was %.3g, %.3g MiB, "
+        "%.3g GB/s; 0: not modelled)\n",
+        tuned.cacheMiB, tuned.allMissMiB, tuned.missGBs, topology.cacheMiB, topology.allMissMiB,
+        topology.missGBs);
+}
+
 Status calibrate(Communicator& c, const Options& o) {
   const topo::Topology& topology = CommInternals::topology(c);
   const size_t chunkBytes = CommInternals::costParams(c).chunkBytes;
@@ -477,25 +496,7 @@ Status calibrate(Communicator& c, const Options& o) {
   text += topo::formatEstimates(tuned);
   CHORUS_RETURN_IF_ERROR(writeTuningFile(o.out, text));
 
-  printf("%s\nmeasured:\n", run.c_str());
-  for (const std::string& line : raw) printf("  %s\n", line.c_str());
-  printf("estimates (written to %s; use CHORUS_TUNE_FILE=%s):\n", o.out.c_str(), o.out.c_str());
-  printf("  executor step_us=%.4f   (burst slope)\n", dv.overheadUs);
-  printf("  link %s latency_us=%.3f bandwidth_gbs=%.3f   (was %.3g us, %.3g GB/s)\n",
-         topo::pathClassName(pc), dv.latencyUs, dv.bandwidthGBs, topology.link(pc).latencyUs,
-         topology.link(pc).bandwidthGBs);
-  if (m.oneShotUs.empty())
-    printf("  reduce host_gbs=%.3f   (was %.3g; the reducer on local arrays)\n", dv.reduceGBs,
-           topology.hostReduceGBs);
-  else
-    printf("  reduce host_gbs=%.3f   (was %.3g; one_shot fit; on local arrays %.3f)\n",
-           dv.reduceGBs, topology.hostReduceGBs, m.localReduceGBs);
-  if (m.memory.knee)
-    printf(
-        "  memory cache_mib=%.0f all_miss_mib=%.0f miss_gbs=%.3f   (was %.3g, %.3g MiB, "
-        "%.3g GB/s; 0: not modelled)\n",
-        tuned.cacheMiB, tuned.allMissMiB, tuned.missGBs, topology.cacheMiB, topology.allMissMiB,
-        topology.missGBs);
+  if (!o.quiet) printReport(run, raw, o.out, dv, m, topology, tuned, pc);
   if (pc != topo::PathClass::Network && !overSharedMemory(c, pc))
     printf("note: CHORUS_TRANSPORT=tcp measured TCP, but these figures are filed under %s\n",
            topo::pathClassName(pc));
@@ -508,35 +509,24 @@ Status calibrate(Communicator& c, const Options& o) {
         "ranks 0 and 1 seem to share a core (busy machine?); these figures describe that "
         "state. Rerun when the machine is quiet.\n",
         m.oneWayTinyUs, 1e-3 * double(CommInternals::config(c).spinNs));
-  printFit(m, topology, tuned, CommInternals::costParams(c));
+  if (!o.quiet) printFit(m, topology, tuned, CommInternals::costParams(c));
   fflush(stdout);
   return Status::Ok();
-}
-
-int parseArgs(int argc, char** argv, Options* o) {
-  for (int i = 1; i < argc; ++i) {
-    const std::string a = argv[i];
-    if (a == "--help" || a == "-h") {
-      fputs(kUsage, stdout);
-      return 0;
-    }
-    if (a == "--quick") {
-      o->quick = true;
-    } else if (a == "--out" && i + 1 < argc) {
-      o->out = argv[++i];
-    } else {
-      fprintf(stderr, "chorus-tune: unknown or incomplete option '%s'\n%s", a.c_str(), kUsage);
-      return 2;
-    }
-  }
-  return -1;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  cli::Tool tool("chorus-tune", "[--out FILE] [--quick]   (launch: chorus-run -n 2 -- chorus-tune)",
+                 "Measures per-message overhead, latency and bandwidth between ranks 0 and 1, "
+                 "the CPU reducer's rate and the memory line, and writes them as a tuning file "
+                 "(load it with CHORUS_TUNE_FILE=FILE). Across two hosts: mpirun -np 2 --host "
+                 "A,B chorus-tune calibrates the network class.");
   Options o;
-  if (int rc = parseArgs(argc, argv, &o); rc >= 0) return rc;
+  cli::text(tool.app(), "--out", &o.out, "FILE", "the tuning file rank 0 writes");
+  tool.app().add_flag("--quick", o.quick, "fewer repetitions (a few seconds; rougher figures)");
+  if (int rc = tool.parse(argc, argv); rc >= 0) return rc;
+  o.quiet = tool.quiet();
   const char* launch =
       "chorus-tune measures between two ranks: launch it with `chorus-run -n 2 -- chorus-tune` "
       "on one host, or `mpirun -np 2` over two hosts";
