@@ -272,6 +272,11 @@ namespace {
 // listener stays readable. It must rest rather than spin, and warn a few times with a count,
 // not once per failed accept (this once wrote 830,517 lines and burnt 9 CPU-seconds in 8 s).
 TEST(Tcp, ListenerOutOfDescriptorsRestsAndWarnsRarely) {
+#ifdef __SANITIZE_ADDRESS__
+  // UBSan's vptr check probes memory through a pipe; with every descriptor taken the probe fails
+  // and it reports a false "invalid vptr" and exits. The Release suite runs this test.
+  GTEST_SKIP() << "needs descriptors the ASan+UBSan runtime takes for itself";
+#endif
   auto results = runRanks(
       2,
       [](RankContext& ctx) {
