@@ -1,14 +1,14 @@
 // Failures must turn into clear errors on every surviving rank, fast, and never into a hang:
 // a SIGKILLed rank, a rank that never shows up (timeout), abort() from another thread,
-// mismatched calls, bad arguments. Also: nothing is left behind in /dev/shm.
-#include <dirent.h>
+// mismatched calls, bad arguments. What a death leaves in /dev/shm is checked where it can
+// happen, during set-up (chaos_init_test.cc): by the time these ranks die the segment's name
+// has long been unlinked.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -28,16 +28,6 @@ Shared* mapShared() {
   void* p =
       mmap(nullptr, sizeof(Shared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   return new (p) Shared{};
-}
-
-std::vector<std::string> chorusShmFiles() {
-  std::vector<std::string> out;
-  if (DIR* d = opendir("/dev/shm")) {
-    while (dirent* e = readdir(d))
-      if (strncmp(e->d_name, "chorus-", 7) == 0) out.push_back(e->d_name);
-    closedir(d);
-  }
-  return out;
 }
 
 // Every rank loops over large allreduces until one fails; the test kills `victim` mid-loop.
@@ -86,7 +76,6 @@ void killRankMidCollective(int size, int victim) {
   }
   printf("[ measured ] killed %s of %d: slowest survivor reported after %.3f s\n", name.c_str(),
          size, worst);
-  EXPECT_TRUE(chorusShmFiles().empty()) << "left in /dev/shm: " << chorusShmFiles()[0];
   munmap(sh, sizeof(Shared));
 }
 

@@ -6,6 +6,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
@@ -197,6 +198,28 @@ std::string describeFailures(const std::vector<RankResult>& results) {
     out += r.report + "\n";
   }
   return out;
+}
+
+bool namesRank(const std::string& text, int r) {
+  const std::string name = "rank " + std::to_string(r);
+  for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1)) {
+    const size_t end = at + name.size();
+    if (end == text.size() || !isdigit(static_cast<unsigned char>(text[end]))) return true;
+  }
+  return false;
+}
+
+char processState(pid_t pid) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/stat", int(pid));
+  FILE* f = fopen(path, "r");
+  if (!f) return 0;
+  char line[512];
+  const bool got = fgets(line, sizeof line, f) != nullptr;
+  fclose(f);
+  // "pid (comm) S ...": the command may hold spaces and parentheses, the state follows the last.
+  const char* paren = got ? strrchr(line, ')') : nullptr;
+  return paren && paren[1] == ' ' ? paren[2] : 0;
 }
 
 }  // namespace chorus::test
