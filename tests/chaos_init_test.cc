@@ -6,7 +6,6 @@
 // To stop rank 0 at exactly that moment this test defines shm_open itself. The library's calls
 // bind to it (the executable's symbol comes first); it calls the real one and, in a rank that
 // asked for it, raises SIGSTOP after a file was created. The library carries no test hook.
-#include <dirent.h>
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -14,12 +13,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include <cstring>
 #include <string>
 #include <vector>
 
 #include "common/clock.h"
 #include "harness/multirank.h"
+#include "harness/shm_files.h"
 
 namespace {
 bool stopAfterCreatingSegment = false;  // set in the forked rank that is to stop
@@ -38,18 +37,6 @@ namespace {
 
 constexpr int kRanks = 3;
 constexpr double kTimeoutSec = 3;
-
-// Segment files whose names carry `pid` (segment_file.h: "/chorus-<creator pid>-<random>").
-std::vector<std::string> segmentsOf(pid_t pid) {
-  const std::string prefix = "chorus-" + std::to_string(pid) + "-";
-  std::vector<std::string> out;
-  if (DIR* d = opendir("/dev/shm")) {
-    while (dirent* e = readdir(d))
-      if (strncmp(e->d_name, prefix.c_str(), prefix.size()) == 0) out.push_back(e->d_name);
-    closedir(d);
-  }
-  return out;
-}
 
 enum class Fault { KillCreator, StopCreator, KillOther };
 
@@ -71,7 +58,7 @@ void loseARankDuringSetUp(Fault fault) {
   Deadline stopped = Deadline::after(60);
   while (processState(creator) != 'T' && !stopped.expired()) usleep(1000);
   ASSERT_EQ(processState(creator), 'T') << "rank 0 never created a segment";
-  ASSERT_EQ(segmentsOf(creator).size(), 1u) << "the stop did not follow a segment's creation";
+  ASSERT_EQ(shmSegmentsOf(creator).size(), 1u) << "the stop did not follow a segment's creation";
 
   const int lost = fault == Fault::KillOther ? 1 : 0;
   if (fault == Fault::KillCreator) group.kill(0, SIGKILL);
@@ -94,9 +81,9 @@ void loseARankDuringSetUp(Fault fault) {
     EXPECT_TRUE(namesRank(r.report, lost))
         << "rank " << r.rank << " must name rank " << lost << ": " << r.report;
   }
-  const std::vector<std::string> left = segmentsOf(creator);
+  const std::vector<std::string> left = shmSegmentsOf(creator);
   EXPECT_TRUE(left.empty()) << "left in /dev/shm: " << (left.empty() ? "" : left[0]);
-  for (const std::string& f : left) shm_unlink(("/" + f).c_str());  // not for the next run
+  removeShmSegments(left);
 }
 
 TEST(ChaosInit, CreatorKilledAfterCreatingTheSegmentLeavesNothing) {
