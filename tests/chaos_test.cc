@@ -39,8 +39,8 @@ void runTrials(FaultKind kind, int trials, uint64_t stream, const NetnsHosts* ne
   } else {
     for (int i = 0; i < trials; ++i) seeds.push_back(base * 1000000 + stream * 10000 + i);
   }
-  printf("[ chaos    ] %s: base seed %llu (CHORUS_CHAOS_SEED), timeout %.0f s\n",
-         faultName(kind), (unsigned long long)base, kTimeoutSec);
+  printf("[ chaos    ] %s: base seed %llu (CHORUS_CHAOS_SEED), timeout %.0f s\n", faultName(kind),
+         (unsigned long long)base, kTimeoutSec);
   int detected = 0, passed = 0, hitSetUp = 0;
   double worst = 0;
   uint64_t worstSeed = 0;

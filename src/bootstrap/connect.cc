@@ -123,11 +123,10 @@ Status acceptStar(const Attempt& a, const Socket& listener, const Table& table,
                                    "rank 0's bootstrap listener " + table.starAddr.toString()});
   Status st = c.run(a.deadline);
   if (st.code() == StatusCode::Timeout) {
-    st = Status::Timeout(
-        "rank 0 timed out after " + seconds(a.totalSec) +
-        " s waiting for ranks to connect to it; missing ranks: " + formatRankList(c.missing()) +
-        " (they reached the bootstrap root, so they died since or cannot "
-        "reach rank 0: check firewalls and CHORUS_SOCKET_IFNAME)");
+    st = Status::Timeout("rank 0 timed out after " + seconds(a.totalSec) +
+                         " s waiting for ranks to connect to it; " + missingRanks(c.missing()) +
+                         " (they reached the bootstrap root, so they died since or cannot "
+                         "reach rank 0: check firewalls and CHORUS_SOCKET_IFNAME)");
     for (auto& adm : c.admitted())
       if (adm) sendErrorFrame(adm->sock.fd(), st);
   }
@@ -167,6 +166,8 @@ Status joinStar(const Attempt& a, const Table& table,
           .withContext("saying hello to " + where));
   Frame f;
   Status st = recvFrame(link->sock.fd(), &link->reader, a.deadline, &f);
+  if (st.code() == StatusCode::Timeout)  // rank 0's word on who is missing may be on its way
+    st = recvFrame(link->sock.fd(), &link->reader, Deadline::after(kVerdictGraceSec), &f);
   if (st.code() == StatusCode::Timeout)
     return Status::Timeout("timed out after " + seconds(a.totalSec) +
                            " s waiting for rank 0 to hear from every rank");

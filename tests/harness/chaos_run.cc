@@ -18,7 +18,7 @@ namespace {
 constexpr int kMaxRanks = 16;
 // A failure may come this long after the deadline: the deadline is counted from the start of
 // the call, and a loaded machine is slow to schedule the ranks that notice.
-constexpr double kSlackSec = 2;
+constexpr double kSlackSec = 3;
 
 // How far a rank got, for the trial's report of a hang.
 enum Stage : int { kSettingUp, kLooping, kFailed, kAborted, kDestroyed };
@@ -98,8 +98,7 @@ bool strike(const TrialPlan& plan, RankGroup& group, const NetnsHosts* net) {
 void killStoppedVictim(const TrialPlan& plan, RankGroup& group, double waitSec) {
   Deadline limit = Deadline::after(waitSec);
   for (int r = 0; r < plan.ranks; ++r)
-    while (r != plan.victim && processState(group.pid(r)) != 'Z' && !limit.expired())
-      usleep(1000);
+    while (r != plan.victim && processState(group.pid(r)) != 'Z' && !limit.expired()) usleep(1000);
   group.kill(plan.victim, SIGKILL);
 }
 
