@@ -66,6 +66,8 @@ class Bootstrap {
   virtual bool hasLeft(int rank) const = 0;
 
   virtual void setFailureHandler(FailureHandler handler) = 0;
+  // The first failure seen so far (as the handler gets it), or Ok.
+  virtual Status firstFailure() = 0;
   // Tells every other rank that this rank failed with `status` (their handlers run with a
   // message naming this rank). Non-blocking best effort.
   virtual void reportError(const Status& status) = 0;

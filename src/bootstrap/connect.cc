@@ -102,13 +102,17 @@ Status meetRoot(const Attempt& a, Socket* starListener, Table* table) {
                              .withContext("saying hello to the " + where));
   Frame f;
   Status st = recvFrame(s.fd(), &reader, a.deadline, &f);
+  if (st.code() == StatusCode::Timeout)  // the root's word on who is missing may be on its way
+    st = recvFrame(s.fd(), &reader, Deadline::after(kVerdictGraceSec), &f);
   if (st.code() == StatusCode::Timeout)
     return Status::Timeout("timed out after " + seconds(a.totalSec) +
                            " s waiting for the other ranks to reach the " + where +
                            " (it has not heard from all " + std::to_string(a.size) + " ranks yet)");
   if (!st.ok())
     return Status::RemoteError("the " + where + " closed the connection without an answer (" +
-                               st.message() + "); it may have exited or rejected this rank");
+                               st.message() +
+                               "); it may have exited or rejected this rank. Is rank 0 / the "
+                               "process that created the unique id still running?");
   if (f.type != kTable) return unexpectedFrame(f, "the " + where, "the rank table");
   std::vector<uint8_t> body;
   CHORUS_RETURN_IF_ERROR(

@@ -225,6 +225,11 @@ void StarBootstrap::setFailureHandler(FailureHandler handler) {
   handler(pending);
 }
 
+Status StarBootstrap::firstFailure() {
+  std::lock_guard<std::mutex> lock(failMu_);
+  return failure_;
+}
+
 void StarBootstrap::reportError(const Status& status) {
   Deadline d = Deadline::after(0.5);
   if (rank_ != 0) {

@@ -54,6 +54,7 @@ class StarBootstrap final : public Bootstrap {
     return rank >= 0 && rank < size_ && left_[rank].load(std::memory_order_acquire);
   }
   void setFailureHandler(FailureHandler handler) override;
+  Status firstFailure() override;
   void reportError(const Status& status) override;
   Status findUnresponsive() override;
 

@@ -119,14 +119,18 @@ void StarBootstrap::finishProbe() {
     finding = Status::RemoteError(
         describeRank(silent[0], peers_[size_t(silent[0])]->who) +
         " is not responding: it did not answer rank 0 within " + secondsText(kProbeWindowSec) +
-        " s after a rank timed out" + (others.empty() ? "" : ", nor did " + std::string(others.size() == 1 ? "rank " : "ranks ") + formatRankList(others)) +
+        " s after a rank timed out" +
+        (others.empty() ? ""
+                        : ", nor did " + std::string(others.size() == 1 ? "rank " : "ranks ") +
+                              formatRankList(others)) +
         " (is it stopped, hung, or cut off from the network?)");
     const std::vector<uint8_t> err = encodeError(finding);
     w.bytes(err.data(), err.size());
   }
   const Deadline d = Deadline::after(0.2);
   for (int a : askers_)
-    if (peers_[size_t(a)]->open) (void)send(a, kProbeFinding, w.buffer().data(), w.buffer().size(), d);
+    if (peers_[size_t(a)]->open)
+      (void)send(a, kProbeFinding, w.buffer().data(), w.buffer().size(), d);
   askers_.clear();
   if (!finding.ok()) peerFailed(silent[0], finding);
   publishFinding(finding);

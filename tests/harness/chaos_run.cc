@@ -16,8 +16,9 @@ namespace chorus::test {
 namespace {
 
 constexpr int kMaxRanks = 16;
-// A failure may come this long after the deadline: the deadline is counted from the start of
-// the call, and a loaded machine is slow to schedule the ranks that notice.
+// A failure may come this long after the deadline: a rank that timed out first asks who still
+// answers (up to about a second, Bootstrap::findUnresponsive), the deadline is counted from the
+// start of the call, and a loaded machine is slow to schedule the ranks that notice.
 constexpr double kSlackSec = 3;
 
 // How far a rank got, for the trial's report of a hang.

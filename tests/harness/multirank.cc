@@ -9,6 +9,7 @@
 #include <cctype>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "common/clock.h"
@@ -89,7 +90,11 @@ RankGroup::RankGroup(int size, RankFn fn, RankSetup setup) {
         _exit(code);
       }
       if (r == 0) {
-        Status st = createUniqueId(&ctx.id, 60);
+        // The root waits as long as the ranks do, as a launcher's would (env_init.cc).
+        Config c;
+        const double rootSec =
+            getenv("CHORUS_TIMEOUT") && Config::fromEnvironment(&c).ok() ? c.timeoutSec : 60;
+        Status st = createUniqueId(&ctx.id, rootSec);
         if (!st.ok()) {
           ctx.report("createUniqueId: %s", st.toString().c_str());
           _exit(90);
