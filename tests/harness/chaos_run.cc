@@ -21,9 +21,9 @@ constexpr int kMaxRanks = 16;
 // start of the call, and a loaded machine is slow to schedule the ranks that notice.
 constexpr double kSlackSec = 3;
 
-// How far a rank got, for the trial's report of a hang.
+// How far a rank got; a rank that hangs at a stage is stuck in what follows it (kStuckIn).
 enum Stage : int { kSettingUp, kLooping, kFailed, kAborted, kDestroyed };
-const char* const kStageNames[] = {"set-up", "the loop", "abort()", "destruction", "exit"};
+const char* const kStuckIn[] = {"set-up", "the loop", "abort()", "destruction", "exit"};
 
 // Written by the ranks, read by the test, in memory both share.
 struct Shared {
@@ -103,8 +103,46 @@ void killStoppedVictim(const TrialPlan& plan, RankGroup& group, double waitSec) 
   group.kill(plan.victim, SIGKILL);
 }
 
-std::string rankLine(const RankResult& r, const char* what) {
+std::string rankLine(const RankResult& r, const std::string& what) {
   return "rank " + std::to_string(r.rank) + " " + what + ": " + r.report;
+}
+
+// The checks of every rank once all have ended: the victim (unless its link was cut) by our
+// SIGKILL; every other rank failed after the fault, within `limitSec`, naming the victim.
+void judge(const TrialPlan& plan, const std::vector<RankResult>& results, const Shared* sh,
+           int64_t faultAt, double limitSec, TrialOutcome* out) {
+  std::string& why = out->failure;
+  out->detected = true;
+  for (const RankResult& r : results) {
+    if (r.rank == plan.victim && plan.fault != FaultKind::LinkCut) {
+      if (r.signal != SIGKILL) why += rankLine(r, "(the victim) did not end by SIGKILL");
+      continue;
+    }
+    const int64_t at = sh->failedAtNs[r.rank].load();
+    const double sec = double(at - faultAt) / 1e9;
+    bool inTime = false;
+    if (r.timedOut) {
+      why += rankLine(r, std::string("hung in ") + kStuckIn[sh->stage[r.rank].load()]);
+    } else if (!r.ok()) {
+      why += rankLine(r, "ended with exit " + std::to_string(r.exitCode) + ", signal " +
+                             std::to_string(r.signal));
+    } else if (at == 0 || at < faultAt) {
+      why += rankLine(r, "failed before the fault");
+    } else if (sec > limitSec) {
+      why += rankLine(r, "failed only " + std::to_string(sec) + " s after the fault");
+    } else {
+      inTime = true;
+      out->detectionSec = std::max(out->detectionSec, sec);
+      if (r.rank != plan.victim && !namesRank(r.report, plan.victim))
+        why += rankLine(r, "did not name the victim");
+    }
+    out->detected = out->detected && inTime;
+  }
+  for (const RankResult& r : results) {
+    const std::vector<std::string> left = shmSegmentsOf(r.pid);
+    if (!left.empty()) why += "left in /dev/shm: " + left[0] + "\n";
+    removeShmSegments(left);
+  }
 }
 
 }  // namespace
@@ -125,55 +163,20 @@ TrialOutcome runTrial(const TrialPlan& plan, double timeoutSec, const NetnsHosts
       });
   const double limitSec = timeoutSec + kSlackSec;
   int64_t faultAt = 0;
-  std::vector<RankResult> results;
+  bool struck = false;
   if (!awaitFaultPoint(plan, sh)) {
-    out.failure = "the ranks never reached the fault point";
+    out.failure = "the ranks never reached the fault point\n";
   } else {
     out.hitSetUp = sh->stage[plan.victim].load() < kLooping;
     faultAt = nowNs();
-    if (!strike(plan, group, net)) out.failure = "could not inject the fault";
+    struck = strike(plan, group, net);
+    if (!struck) out.failure = "could not inject the fault\n";
     if (plan.fault == FaultKind::Stop) killStoppedVictim(plan, group, limitSec + 10);
   }
-  results = group.wait(limitSec + 10);
+  const std::vector<RankResult> results = group.wait(limitSec + 10);
   if (plan.fault == FaultKind::LinkCut) net->setLink(plan.victim, true);
-
-  out.detected = out.failure.empty();
-  std::string why = out.failure;
-  for (const RankResult& r : results) {
-    const bool lost = r.rank == plan.victim && plan.fault != FaultKind::LinkCut;
-    if (lost) {
-      if (r.signal != SIGKILL) why += rankLine(r, "(the victim) did not end by SIGKILL");
-      continue;
-    }
-    const int64_t at = sh->failedAtNs[r.rank].load();
-    const double sec = double(at - faultAt) / 1e9;
-    if (r.timedOut) {
-      why += rankLine(r, (std::string("hung in ") + kStageNames[sh->stage[r.rank].load()]).c_str());
-      out.detected = false;
-    } else if (!r.ok()) {
-      why += rankLine(r, ("ended with exit " + std::to_string(r.exitCode) + ", signal " +
-                          std::to_string(r.signal))
-                             .c_str());
-      out.detected = false;
-    } else if (at == 0 || at < faultAt) {
-      why += rankLine(r, "failed before the fault");
-      out.detected = false;
-    } else if (sec > limitSec) {
-      why += rankLine(r, ("failed only " + std::to_string(sec) + " s after the fault").c_str());
-      out.detected = false;
-    } else {
-      out.detectionSec = std::max(out.detectionSec, sec);
-      if (r.rank != plan.victim && !namesRank(r.report, plan.victim))
-        why += rankLine(r, "did not name the victim");
-    }
-  }
-  for (const RankResult& r : results) {
-    const std::vector<std::string> left = shmSegmentsOf(r.pid);
-    if (!left.empty()) why += "left in /dev/shm: " + left[0] + "\n";
-    removeShmSegments(left);
-  }
-  out.passed = why.empty();
-  out.failure = why;
+  if (struck) judge(plan, results, sh, faultAt, limitSec, &out);
+  out.passed = out.failure.empty();
   munmap(mem, sizeof(Shared));
   return out;
 }
