@@ -107,7 +107,9 @@ Status meetRoot(const Attempt& a, Socket* starListener, Table* table) {
   if (st.code() == StatusCode::Timeout)
     return Status::Timeout("timed out after " + seconds(a.totalSec) +
                            " s waiting for the other ranks to reach the " + where +
-                           " (it has not heard from all " + std::to_string(a.size) + " ranks yet)");
+                           " (it has not heard from all " + std::to_string(a.size) +
+                           " ranks yet, and did not say which it misses: is the process that "
+                           "runs it, rank 0 / the creator of the unique id, stopped or hung?)");
   if (!st.ok())
     return Status::RemoteError("the " + where + " closed the connection without an answer (" +
                                st.message() +
