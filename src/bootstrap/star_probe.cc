@@ -40,7 +40,9 @@ Status StarBootstrap::findUnresponsive() {
   }
   const auto wait = std::chrono::duration<double>(kFindingWaitSec);
   if (probeCv_.wait_for(lock, wait, [&] { return findings_ != seen; })) return finding_;
-  if (rank_ == 0) return Status::Ok();
+  lock.unlock();
+  // Rank 0 may have left or told of a failure meanwhile, which is no silence.
+  if (rank_ == 0 || hasLeft(0) || !firstFailure().ok()) return Status::Ok();
   return Status::RemoteError(describeRank(0, peers_[0]->who) +
                              " is not responding: it did not answer this rank within " +
                              secondsText(kFindingWaitSec) +

@@ -72,12 +72,15 @@ Status Communicator::Impl::rootCauseOf(const Status& st) {
   const StatusCode c = st.code();
   if (c != StatusCode::RemoteError && c != StatusCode::SystemError && c != StatusCode::Timeout)
     return st;  // this rank's own doing, or the job's configuration
+  auto withCause = [&](const Status& cause) {
+    return Status(cause.code(), cause.message() + "; set-up stopped at: " + st.message());
+  };
+  if (Status cause = bootstrap->firstFailure(); !cause.ok()) return withCause(cause);
   if (c == StatusCode::Timeout)
     if (Status silent = bootstrap->findUnresponsive(); !silent.ok()) return silent;
   const Deadline grace = Deadline::after(std::min(0.5, config.timeoutSec / 4));
   for (;;) {
-    if (Status cause = bootstrap->firstFailure(); !cause.ok())
-      return Status(cause.code(), cause.message() + "; set-up stopped at: " + st.message());
+    if (Status cause = bootstrap->firstFailure(); !cause.ok()) return withCause(cause);
     if (grace.expired()) return st;
     usleep(1000);
   }
