@@ -1,14 +1,14 @@
 // Failures must turn into clear errors on every surviving rank, fast, and never into a hang:
-// a SIGKILLed rank, a rank that never shows up (timeout), abort() from another thread,
-// mismatched calls, bad arguments. Also: nothing is left behind in /dev/shm.
-#include <dirent.h>
+// a SIGKILLed rank, a SIGSTOPped one, a rank that never shows up (timeout), abort() from another
+// thread, mismatched calls, bad arguments. What a death leaves in /dev/shm is checked where it can
+// happen, during set-up (chaos_init_test.cc): by the time these ranks die the segment's name
+// has long been unlinked.
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
 #include <atomic>
-#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -30,22 +30,21 @@ Shared* mapShared() {
   return new (p) Shared{};
 }
 
-std::vector<std::string> chorusShmFiles() {
-  std::vector<std::string> out;
-  if (DIR* d = opendir("/dev/shm")) {
-    while (dirent* e = readdir(d))
-      if (strncmp(e->d_name, "chorus-", 7) == 0) out.push_back(e->d_name);
-    closedir(d);
-  }
-  return out;
-}
-
-// Every rank loops over large allreduces until one fails; the test kills `victim` mid-loop.
-// Survivors report the error of the pending call and of the call after it.
-void killRankMidCollective(int size, int victim) {
+// Every rank loops over large allreduces until one fails; the test sends `sig` to `victim`
+// mid-loop. Survivors report the error of the pending call and of the call after it, which
+// must name the victim: a killed one within seconds; a stopped one (SIGSTOP: its sockets stay
+// open) once the deadline has passed, though in a ring most survivors wait for a live peer.
+void loseRankMidCollective(int size, int victim, int sig) {
+  constexpr double kStopTimeoutSec = 2;
   Shared* sh = mapShared();
-  RankGroup group(size, [sh](RankContext& ctx) {
-    auto comm = ctx.connect();
+  RankGroup group(size, [sh, sig](RankContext& ctx) {
+    Config c;
+    if (!Config::fromEnvironment(&c).ok()) return 1;
+    if (sig == SIGSTOP) {
+      c.timeoutSec = kStopTimeoutSec;
+      c.algo = "allreduce=ring";
+    }
+    auto comm = ctx.connect(&c);
     if (!comm) return 1;
     std::vector<float> buf(1 << 20, 1.0f);
     for (int iter = 0;; ++iter) {
@@ -65,10 +64,17 @@ void killRankMidCollective(int size, int victim) {
   while (sh->ready.load() < size && !ready.expired()) usleep(1000);
   ASSERT_EQ(sh->ready.load(), size) << "ranks did not start";
   usleep(20000);  // let them get well into the next calls
-  const int64_t killedAt = nowNs();
-  group.kill(victim, SIGKILL);
+  const int64_t lostAt = nowNs();
+  group.kill(victim, sig);
+  if (sig == SIGSTOP) {  // kept stopped until the others are done
+    Deadline done = Deadline::after(60);
+    for (int r = 0; r < size; ++r)
+      while (r != victim && processState(group.pid(r)) != 'Z' && !done.expired()) usleep(1000);
+    group.kill(victim, SIGKILL);
+  }
   auto results = group.wait(60);
   const std::string name = "rank " + std::to_string(victim);
+  const double limitSec = sig == SIGSTOP ? kStopTimeoutSec + 3 : 5;
   double worst = 0;
   for (const RankResult& r : results) {
     if (r.rank == victim) {
@@ -79,22 +85,27 @@ void killRankMidCollective(int size, int victim) {
     EXPECT_NE(r.report.find("pending: RemoteError"), std::string::npos) << r.report;
     EXPECT_NE(r.report.find("later: RemoteError"), std::string::npos) << r.report;
     EXPECT_NE(r.report.find(name + " "), std::string::npos)
-        << "the error must name the dead rank: " << r.report;
-    double secs = double(sh->errorAtNs[r.rank] - killedAt) / 1e9;
+        << "the error must name the lost rank: " << r.report;
+    double secs = double(sh->errorAtNs[r.rank] - lostAt) / 1e9;
     worst = std::max(worst, secs);
-    EXPECT_LT(secs, 5.0) << "rank " << r.rank << " took " << secs << " s to report";
+    EXPECT_LT(secs, limitSec) << "rank " << r.rank << " took " << secs << " s to report";
   }
-  printf("[ measured ] killed %s of %d: slowest survivor reported after %.3f s\n", name.c_str(),
-         size, worst);
-  EXPECT_TRUE(chorusShmFiles().empty()) << "left in /dev/shm: " << chorusShmFiles()[0];
+  printf("[ measured ] %s %s of %d: slowest survivor reported after %.3f s\n",
+         sig == SIGSTOP ? "stopped" : "killed", name.c_str(), size, worst);
   munmap(sh, sizeof(Shared));
 }
 
 TEST(Failure, KilledRankIsNamedBySurvivorsWithinFiveSeconds) {
-  killRankMidCollective(4, 2);
+  loseRankMidCollective(4, 2, SIGKILL);
 }
 TEST(Failure, KilledRankZeroIsNamedBySurvivors) {
-  killRankMidCollective(3, 0);
+  loseRankMidCollective(3, 0, SIGKILL);
+}
+TEST(Failure, StoppedRankIsNamedBySurvivorsAfterTheDeadline) {
+  loseRankMidCollective(4, 2, SIGSTOP);
+}
+TEST(Failure, StoppedRankZeroIsNamedBySurvivorsAfterTheDeadline) {
+  loseRankMidCollective(4, 0, SIGSTOP);
 }
 
 TEST(Failure, AbsentPeerTimesOutWithClearError) {

@@ -66,9 +66,16 @@ class Bootstrap {
   virtual bool hasLeft(int rank) const = 0;
 
   virtual void setFailureHandler(FailureHandler handler) = 0;
+  // The first failure seen so far (as the handler gets it), or Ok.
+  virtual Status firstFailure() = 0;
   // Tells every other rank that this rank failed with `status` (their handlers run with a
   // message naming this rank). Non-blocking best effort.
   virtual void reportError(const Status& status) = 0;
+  // After a timeout: has rank 0 ask every rank over the bootstrap to answer (a stopped, hung or
+  // cut-off process cannot, however open its sockets look) and waits about a second at most.
+  // Returns the failure naming a rank that did not answer, which rank 0 also sends every other
+  // rank, or Ok when all answered. Rank 0 not answering this rank is such a failure too.
+  virtual Status findUnresponsive() = 0;
 };
 
 }  // namespace chorus

@@ -102,13 +102,19 @@ Status meetRoot(const Attempt& a, Socket* starListener, Table* table) {
                              .withContext("saying hello to the " + where));
   Frame f;
   Status st = recvFrame(s.fd(), &reader, a.deadline, &f);
+  if (st.code() == StatusCode::Timeout)  // the root's word on who is missing may be on its way
+    st = recvFrame(s.fd(), &reader, Deadline::after(kVerdictGraceSec), &f);
   if (st.code() == StatusCode::Timeout)
     return Status::Timeout("timed out after " + seconds(a.totalSec) +
                            " s waiting for the other ranks to reach the " + where +
-                           " (it has not heard from all " + std::to_string(a.size) + " ranks yet)");
+                           " (it has not heard from all " + std::to_string(a.size) +
+                           " ranks yet, and did not say which it misses: is the process that "
+                           "runs it, rank 0 / the creator of the unique id, stopped or hung?)");
   if (!st.ok())
     return Status::RemoteError("the " + where + " closed the connection without an answer (" +
-                               st.message() + "); it may have exited or rejected this rank");
+                               st.message() +
+                               "); it may have exited or rejected this rank. Is rank 0 / the "
+                               "process that created the unique id still running?");
   if (f.type != kTable) return unexpectedFrame(f, "the " + where, "the rank table");
   std::vector<uint8_t> body;
   CHORUS_RETURN_IF_ERROR(
@@ -123,11 +129,10 @@ Status acceptStar(const Attempt& a, const Socket& listener, const Table& table,
                                    "rank 0's bootstrap listener " + table.starAddr.toString()});
   Status st = c.run(a.deadline);
   if (st.code() == StatusCode::Timeout) {
-    st = Status::Timeout(
-        "rank 0 timed out after " + seconds(a.totalSec) +
-        " s waiting for ranks to connect to it; missing ranks: " + formatRankList(c.missing()) +
-        " (they reached the bootstrap root, so they died since or cannot "
-        "reach rank 0: check firewalls and CHORUS_SOCKET_IFNAME)");
+    st = Status::Timeout("rank 0 timed out after " + seconds(a.totalSec) +
+                         " s waiting for ranks to connect to it; " + missingRanks(c.missing()) +
+                         " (they reached the bootstrap root, so they died since or cannot "
+                         "reach rank 0: check firewalls and CHORUS_SOCKET_IFNAME)");
     for (auto& adm : c.admitted())
       if (adm) sendErrorFrame(adm->sock.fd(), st);
   }
@@ -167,6 +172,8 @@ Status joinStar(const Attempt& a, const Table& table,
           .withContext("saying hello to " + where));
   Frame f;
   Status st = recvFrame(link->sock.fd(), &link->reader, a.deadline, &f);
+  if (st.code() == StatusCode::Timeout)  // rank 0's word on who is missing may be on its way
+    st = recvFrame(link->sock.fd(), &link->reader, Deadline::after(kVerdictGraceSec), &f);
   if (st.code() == StatusCode::Timeout)
     return Status::Timeout("timed out after " + seconds(a.totalSec) +
                            " s waiting for rank 0 to hear from every rank");

@@ -56,11 +56,10 @@ void reportTimeout(HelloCollector& c, const std::string& where, double timeoutSe
              secondsText(timeoutSec).c_str());
     return;
   }
-  Status st =
-      Status::Timeout(where + ": timed out after " + secondsText(timeoutSec) + " s with " +
-                      std::to_string(c.admittedCount()) + " of " + std::to_string(c.size()) +
-                      " ranks; missing ranks: " + formatRankList(c.missing()) +
-                      ". Were all ranks started, with the same unique id?");
+  Status st = Status::Timeout(where + ": timed out after " + secondsText(timeoutSec) + " s with " +
+                              std::to_string(c.admittedCount()) + " of " +
+                              std::to_string(c.size()) + " ranks; " + missingRanks(c.missing()) +
+                              ". Were all ranks started, with the same unique id?");
   LOG_WARN(kLogBoot, "%s", st.message().c_str());
   for (Admitted* a : answerOrder(c)) sendErrorFrame(a->sock.fd(), st);
 }

@@ -87,14 +87,20 @@ void StarBootstrap::serviceLoop() {
       fds.push_back({p->sock.fd(), POLLIN, 0});
       links.push_back(p.get());
     }
-    if (poll(fds.data(), fds.size(), -1) < 0) {
+    if (poll(fds.data(), fds.size(), pollTimeoutMs()) < 0) {
       if (errno == EINTR) continue;
       LOG_WARN(kLogBoot, "rank %d: bootstrap service poll failed: %s", rank_, strerror(errno));
       return;
     }
-    if (fds[0].revents) return;
+    if (fds[0].revents) {
+      if (stopping_) return;
+      uint64_t n;
+      (void)!read(wakeFd_, &n, sizeof n);
+      takeProbeRequest();
+    }
     for (size_t i = 0; i < links.size(); ++i)
       if (fds[i + 1].revents) serviceReadable(*links[i]);
+    if (probing_ && probeSettled()) finishProbe();
   }
 }
 
@@ -157,6 +163,8 @@ void StarBootstrap::handleFrame(PeerLink& p, Frame& f) {
     r.i32(&failed);
     std::vector<uint8_t> rest(r.rest(), r.rest() + r.left());
     recordFailure(decodeError(rest));
+  } else if (f.type >= kProbeAsk && f.type <= kProbeFinding) {
+    handleProbeFrame(p, f);
   } else {
     peerClosed(p, Status::Internal("it sent unexpected message type " + std::to_string(f.type)));
   }
@@ -225,6 +233,11 @@ void StarBootstrap::setFailureHandler(FailureHandler handler) {
     pending = failure_;
   }
   handler(pending);
+}
+
+Status StarBootstrap::firstFailure() {
+  std::lock_guard<std::mutex> lock(failMu_);
+  return failure_;
 }
 
 void StarBootstrap::reportError(const Status& status) {

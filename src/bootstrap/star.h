@@ -10,6 +10,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -53,7 +54,9 @@ class StarBootstrap final : public Bootstrap {
     return rank >= 0 && rank < size_ && left_[rank].load(std::memory_order_acquire);
   }
   void setFailureHandler(FailureHandler handler) override;
+  Status firstFailure() override;
   void reportError(const Status& status) override;
+  Status findUnresponsive() override;
 
  private:
   // Service thread.
@@ -66,6 +69,15 @@ class StarBootstrap final : public Bootstrap {
   void relayFailure(int failedRank, const Status& st);
   void recordFailure(const Status& st);
   void markLeft(int rank);
+
+  // Who still answers (star_probe.cc).
+  void handleProbeFrame(PeerLink& p, const Frame& f);
+  void takeProbeRequest();  // rank 0's own findUnresponsive, handed to the service thread
+  void startProbe();
+  bool probeSettled() const;
+  void finishProbe();
+  void publishFinding(const Status& finding);
+  int pollTimeoutMs() const;
 
   // Collectives (star_collectives.cc).
   DataHeader nextHeader(CollOp op, int32_t arg, uint64_t bytes);
@@ -96,6 +108,19 @@ class StarBootstrap final : public Bootstrap {
   Status failure_;              // guarded by failMu_: the first failure
   FailureHandler handler_;      // guarded by failMu_
   bool handlerCalled_ = false;  // guarded by failMu_
+
+  // A probe's finding reaches the callers of findUnresponsive through these.
+  std::mutex probeMu_;
+  std::condition_variable probeCv_;
+  bool probeWanted_ = false;  // guarded by probeMu_: rank 0's own caller asked
+  uint64_t findings_ = 0;     // guarded by probeMu_: how many have come
+  Status finding_;            // guarded by probeMu_: the latest
+  // Rank 0's probe in flight: service thread only.
+  bool probing_ = false;
+  uint64_t probeId_ = 0;
+  Deadline probeEnds_ = Deadline::never();
+  std::vector<bool> answered_;
+  std::vector<int> askers_;
 };
 
 }  // namespace chorus::boot

@@ -302,4 +302,9 @@ std::string formatRankList(const std::vector<int>& ranks, size_t maxShown) {
   return out;
 }
 
+std::string missingRanks(const std::vector<int>& ranks) {
+  return std::string("missing: ") + (ranks.size() == 1 ? "rank " : "ranks ") +
+         formatRankList(ranks);
+}
+
 }  // namespace chorus::boot

@@ -22,18 +22,25 @@ inline constexpr uint32_t kProtocolVersion = 2;      // 2: challenge and respons
 inline constexpr uint32_t kMaxHandshakeFrame = 4096;
 // Per-connection limit for a HELLO to arrive, so a silent stranger cannot hold a slot.
 inline constexpr double kHelloTimeoutSec = 2.0;
+// A rank that timed out waiting on rank 0 listens this much longer for rank 0's own verdict:
+// rank 0 gives up at about the same moment and then names the rank that kept it waiting.
+inline constexpr double kVerdictGraceSec = 0.5;
 
 enum FrameType : uint32_t {
-  kHello = 1,       // rank -> root, rank -> rank 0
-  kTable = 2,       // root -> every rank: where rank 0's star listener is
-  kReady = 3,       // rank 0 -> rank r: the star is complete
-  kError = 4,       // anyone -> a peer it rejects: why (StatusCode + text)
-  kData = 5,        // a collective's contribution or result
-  kGoodbye = 6,     // the sender is leaving cleanly
-  kPeerError = 7,   // the sender failed (reportError)
-  kPeerFailed = 8,  // rank 0 -> rank r: some rank failed (rank + text)
-  kPeerLeft = 9,    // rank 0 -> rank r: some rank left cleanly (rank)
-  kChallenge = 10,  // listener -> whoever connected: a fresh nonce to prove the secret over
+  kHello = 1,          // rank -> root, rank -> rank 0
+  kTable = 2,          // root -> every rank: where rank 0's star listener is
+  kReady = 3,          // rank 0 -> rank r: the star is complete
+  kError = 4,          // anyone -> a peer it rejects: why (StatusCode + text)
+  kData = 5,           // a collective's contribution or result
+  kGoodbye = 6,        // the sender is leaving cleanly
+  kPeerError = 7,      // the sender failed (reportError)
+  kPeerFailed = 8,     // rank 0 -> rank r: some rank failed (rank + text)
+  kPeerLeft = 9,       // rank 0 -> rank r: some rank left cleanly (rank)
+  kChallenge = 10,     // listener -> whoever connected: a fresh nonce to prove the secret over
+  kProbeAsk = 11,      // rank r -> rank 0: which ranks still answer? (r timed out)
+  kPing = 12,          // rank 0 -> rank r: answer this (probe id)
+  kPong = 13,          // rank r -> rank 0: the answer (probe id)
+  kProbeFinding = 14,  // rank 0 -> the ranks that asked: the rank that did not answer, or -1
 };
 
 struct Hello {
@@ -142,5 +149,8 @@ Status unexpectedFrame(const Frame& f, const std::string& from, const char* expe
 
 // "2, 5-7, 9" (at most `maxShown` ranks, then "...").
 std::string formatRankList(const std::vector<int>& ranks, size_t maxShown = 32);
+// "missing: rank 2" or "missing: ranks 2, 5-7": one missing rank is named the way every other
+// message names a rank, so that a reader (or a test) finding "rank 2" finds this one too.
+std::string missingRanks(const std::vector<int>& ranks);
 
 }  // namespace chorus::boot

@@ -81,6 +81,8 @@ struct Communicator::Impl {
   Impl();
   ~Impl();
   Status init(const UniqueId& id, int rank, int size, const Config& config);
+  Status initOverBootstrap(Deadline deadline);  // init's steps after the bootstrap connected
+  Status rootCauseOf(const Status& initFailure);
   // Records the first failure and wakes a call that may be sleeping on a peer.
   void fail(const Status& st);
   // A transport lost a connection (any thread). Records it as the suspect, raises `failed` and

@@ -1,6 +1,7 @@
 // Communicator set-up: bootstrap, host discovery, transports, executor.
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -59,6 +60,33 @@ Status Communicator::Impl::init(const UniqueId& id, int r, int n, const Config& 
   config = cfg;
   Deadline deadline = Deadline::after(config.timeoutSec);
   CHORUS_RETURN_IF_ERROR(Bootstrap::connect(id, rank, size, deadline, &bootstrap));
+  Status st = initOverBootstrap(deadline);
+  return st.ok() ? st : rootCauseOf(st);
+}
+
+// A set-up step that fails because a rank died or stopped names the peer it was talking to,
+// which may only have given up because of that rank. The bootstrap hears of a death itself
+// (the dead rank's connection closes at rank 0, which tells everyone), a moment later at most;
+// a stopped rank is found by asking who still answers. Either names the rank at fault.
+Status Communicator::Impl::rootCauseOf(const Status& st) {
+  const StatusCode c = st.code();
+  if (c != StatusCode::RemoteError && c != StatusCode::SystemError && c != StatusCode::Timeout)
+    return st;  // this rank's own doing, or the job's configuration
+  auto withCause = [&](const Status& cause) {
+    return Status(cause.code(), cause.message() + "; set-up stopped at: " + st.message());
+  };
+  if (Status cause = bootstrap->firstFailure(); !cause.ok()) return withCause(cause);
+  if (c == StatusCode::Timeout)
+    if (Status silent = bootstrap->findUnresponsive(); !silent.ok()) return silent;
+  const Deadline grace = Deadline::after(std::min(0.5, config.timeoutSec / 4));
+  for (;;) {
+    if (Status cause = bootstrap->firstFailure(); !cause.ok()) return withCause(cause);
+    if (grace.expired()) return st;
+    usleep(1000);
+  }
+}
+
+Status Communicator::Impl::initOverBootstrap(Deadline deadline) {
   CHORUS_RETURN_IF_ERROR(bindOnly(bootstrap->localAddress(), &recoveryListener)
                              .withContext("rank " + std::to_string(rank) + ": recovery port"));
 

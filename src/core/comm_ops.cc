@@ -171,9 +171,15 @@ Status Communicator::Impl::finish(const Prepared& p) {
   return st;
 }
 
-Status Communicator::Impl::failedRun(const Status& st, const Prepared& p) {
+Status Communicator::Impl::failedRun(const Status& failure, const Prepared& p) {
   const OpDesc& d = p.desc;
   recorder->end(p.recorded, false, nowNs());
+  // A timeout names the peer this rank waited for, which may itself be waiting for the rank at
+  // fault; a stopped or cut-off rank is found by asking who still answers. Its name is the
+  // error, here and (rank 0 sends it) on every other rank.
+  Status st = failure;
+  if (st.code() == StatusCode::Timeout && !failureIsKnown.load())
+    if (Status silent = bootstrap->findUnresponsive(); !silent.ok()) st = silent;
   fail(st);
   executor->reclaimLent();  // the caller gets its buffers back with the error
   // A failure this rank found itself (a timeout, a lost connection) is news to the others:

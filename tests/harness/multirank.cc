@@ -6,8 +6,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cstdarg>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 #include "common/clock.h"
@@ -88,7 +90,11 @@ RankGroup::RankGroup(int size, RankFn fn, RankSetup setup) {
         _exit(code);
       }
       if (r == 0) {
-        Status st = createUniqueId(&ctx.id, 60);
+        // The root waits as long as the ranks do, as a launcher's would (env_init.cc).
+        Config c;
+        const double rootSec =
+            getenv("CHORUS_TIMEOUT") && Config::fromEnvironment(&c).ok() ? c.timeoutSec : 60;
+        Status st = createUniqueId(&ctx.id, rootSec);
         if (!st.ok()) {
           ctx.report("createUniqueId: %s", st.toString().c_str());
           _exit(90);
@@ -197,6 +203,28 @@ std::string describeFailures(const std::vector<RankResult>& results) {
     out += r.report + "\n";
   }
   return out;
+}
+
+bool namesRank(const std::string& text, int r) {
+  const std::string name = "rank " + std::to_string(r);
+  for (size_t at = text.find(name); at != std::string::npos; at = text.find(name, at + 1)) {
+    const size_t end = at + name.size();
+    if (end == text.size() || !isdigit(static_cast<unsigned char>(text[end]))) return true;
+  }
+  return false;
+}
+
+char processState(pid_t pid) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/stat", int(pid));
+  FILE* f = fopen(path, "r");
+  if (!f) return 0;
+  char line[512];
+  const bool got = fgets(line, sizeof line, f) != nullptr;
+  fclose(f);
+  // "pid (comm) S ...": the command may hold spaces and parentheses, the state follows the last.
+  const char* paren = got ? strrchr(line, ')') : nullptr;
+  return paren && paren[1] == ' ' ? paren[2] : 0;
 }
 
 }  // namespace chorus::test

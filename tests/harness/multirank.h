@@ -64,5 +64,10 @@ std::vector<RankResult> runRanks(int size, RankFn fn, double timeoutSec = 120,
                                  RankSetup setup = {});
 // "rank 2: exit 1: <report>" for each rank that did not succeed; empty if all did.
 std::string describeFailures(const std::vector<RankResult>& results);
+// Whether `text` says "rank <r>" (and not, for r = 1, "rank 12").
+bool namesRank(const std::string& text, int r);
+// The state letter of a process in /proc (R, S, T stopped, Z exited but not reaped), or 0 when
+// there is none: how a test sees, without reaping, that a rank stopped or finished.
+char processState(pid_t pid);
 
 }  // namespace chorus::test

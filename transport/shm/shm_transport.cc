@@ -5,18 +5,16 @@
 #include <unistd.h>
 
 #include <cstring>
-#include <random>
 
 #include "common/log.h"
 #include "transport/futex.h"
 #include "transport/shm/cross_memory.h"
 #include "transport/shm/segment.h"
+#include "transport/shm/segment_file.h"
 
 namespace chorus {
 
 namespace {
-constexpr size_t kNameBytes = 64;
-
 SegmentLayout layoutOf(const void* base) {
   auto* h = static_cast<const SegmentHeader*>(base);
   return {h->localSize, h->slotBytes, h->slots};
@@ -27,12 +25,6 @@ T* at(void* base, size_t offset) {
   return reinterpret_cast<T*>(static_cast<char*>(base) + offset);
 }
 
-std::string newSegmentName() {
-  std::random_device rd;
-  char name[kNameBytes];
-  snprintf(name, sizeof name, "/chorus-%d-%08x%08x", getpid(), rd(), rd());
-  return name;
-}
 }  // namespace
 
 // One direction of traffic each way between this rank and one peer. The writer caches the
@@ -161,47 +153,36 @@ Status ShmTransport::attach(Bootstrap* bs, const std::vector<int>& hostOf, Deadl
   SegmentLayout L{uint32_t(localSize), uint32_t(opts_.slotBytes), uint32_t(opts_.slots)};
   bytes_ = L.totalBytes();
 
-  // The leader creates the segment; its name reaches the others through the bootstrap.
-  char name[kNameBytes] = {};
+  // The leader draws the name and every rank learns it before anything exists in /dev/shm;
+  // then the leader creates the segment. Each local rank unlinks the name when this returns,
+  // however it returns (shm_unlink is idempotent): survivors of a leader that died after
+  // creating it remove it too, which they could not if the name came after the file.
+  const bool shared = localSize > 1;
+  char name[kSegmentNameBytes] = {};
+  if (rank_ == leader && shared) snprintf(name, sizeof name, "%s", newSegmentName().c_str());
+  std::vector<char> names(size * kSegmentNameBytes);
+  Status st = bs->allgather(name, kSegmentNameBytes, names.data(), deadline);
+  const char* myName = &names[leader * kSegmentNameBytes];
+  struct UnlinkOnReturn {
+    const char* name;
+    ~UnlinkOnReturn() {
+      if (name[0]) shm_unlink(name);
+    }
+  } unlinkOnReturn{st.ok() && shared ? myName : ""};
+
   Status local;
-  if (rank_ == leader && localSize > 1) {
-    std::string n = newSegmentName();
-    snprintf(name, sizeof name, "%s", n.c_str());
-    int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
-    if (fd < 0) {
-      local = Status::FromErrno(errno, std::string("shm: creating segment ") + name);
-    } else {
-      if (ftruncate(fd, off_t(bytes_)) != 0)
-        local = Status::FromErrno(errno, "shm: sizing segment to " + std::to_string(bytes_) +
-                                             " bytes (is /dev/shm large enough?)");
-      close(fd);
-    }
-    if (!local.ok()) {
-      shm_unlink(name);
-      name[0] = '\0';
-    }
-  }
-  std::vector<char> names(size * kNameBytes);
-  Status st = bs->allgather(name, kNameBytes, names.data(), deadline);
-  const char* myName = &names[leader * kNameBytes];
-  if (st.ok() && localSize > 1) {
-    if (!myName[0]) {
+  if (st.ok() && rank_ == leader && shared) local = createSegmentFile(myName, bytes_);
+  const uint8_t created = st.ok() && local.ok();
+  std::vector<uint8_t> createdBy(size);
+  Status told = bs->allgather(&created, 1, createdBy.data(), deadline);
+  if (st.ok()) st = told;
+  if (st.ok() && shared) {
+    if (!createdBy[leader])
       st = local.ok() ? Status::RemoteError("shm: rank " + std::to_string(leader) +
                                             " could not create the host's segment")
                       : local;
-    } else {
-      int fd = shm_open(myName, O_RDWR, 0600);
-      if (fd < 0) {
-        st = Status::FromErrno(errno, std::string("shm: opening segment ") + myName);
-      } else {
-        void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        close(fd);
-        if (p == MAP_FAILED)
-          st = Status::FromErrno(errno, "shm: mapping " + std::to_string(bytes_) + " bytes");
-        else
-          base_ = p;
-      }
-    }
+    else
+      st = mapSegmentFile(myName, bytes_, &base_);
   }
   if (st.ok() && base_ && rank_ == leader) {
     auto* h = static_cast<SegmentHeader*>(base_);
@@ -221,7 +202,6 @@ Status ShmTransport::attach(Bootstrap* bs, const std::vector<int>& hostOf, Deadl
   } mine{reinterpret_cast<uint64_t>(&probeWord_), int32_t(getpid()), uint8_t(st.ok())}, none{};
   std::vector<MapReport> reports(size, none);
   Status gathered = bs->allgather(&mine, sizeof mine, reports.data(), deadline);
-  if (myName[0] && localSize > 1) shm_unlink(myName);  // idempotent; every local rank tries
   CHORUS_RETURN_IF_ERROR(st);
   CHORUS_RETURN_IF_ERROR(gathered);
   for (int r = 0; r < size; ++r)

@@ -1,6 +1,7 @@
 // Shared-memory transport: ranks on one host talk through per-pair rings in one segment that
-// the host's lowest rank creates (0600) and every local rank maps; the name is unlinked as
-// soon as all have mapped it, so nothing is left in /dev/shm however the job ends.
+// the host's lowest rank creates (0600) and every local rank maps. Every local rank knows the
+// name before the file exists and unlinks it when set-up ends, successful or not, so nothing
+// is left in /dev/shm even when a rank dies during set-up (tests/chaos_init_test.cc).
 #pragma once
 
 #include <memory>
