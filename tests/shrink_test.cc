@@ -3,8 +3,10 @@
 // (live) rank out with a null result.
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cstdarg>
 #include <cstdlib>
 
@@ -27,16 +29,27 @@ RankSetup shortTimeout() {
 }
 
 void shrinkAfterKilling(int victim) {
+  // Ranks past the first allreduce, shared by the forked ranks: the victim dies only once every
+  // rank has finished it, since a death fails every call still running anywhere.
+  auto* done =
+      static_cast<std::atomic<int>*>(mmap(nullptr, sizeof(std::atomic<int>), PROT_READ | PROT_WRITE,
+                                          MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(static_cast<void*>(done), MAP_FAILED);
+  new (done) std::atomic<int>(0);
   auto results = runRanks(
       4,
-      [victim](RankContext& ctx) {
+      [victim, done](RankContext& ctx) {
         auto comm = ctx.connect();
         if (!comm) return 1;
         float x = 1, sum = 0;
         Status st = comm->allReduce(&x, &sum, 1, DataType::Float32, {});
         if (!st.ok() || sum != 4)
           return ctx.report("first allreduce: %s", st.toString().c_str()), 2;
-        if (ctx.rank == victim) raise(SIGKILL);
+        done->fetch_add(1);
+        if (ctx.rank == victim) {
+          while (done->load() < 4) usleep(1000);
+          raise(SIGKILL);
+        }
         st = comm->allReduce(&x, &sum, 1, DataType::Float32, {});
         if (st.ok()) return ctx.report("an allreduce without rank %d succeeded", victim), 3;
         if (st.message().find("rank " + std::to_string(victim)) == std::string::npos)
@@ -67,6 +80,7 @@ void shrinkAfterKilling(int victim) {
     EXPECT_TRUE(r.ok()) << "rank " << r.rank << ": " << r.report;
     printf("[ measured ] rank %d: %s", r.rank, r.report.c_str());
   }
+  munmap(done, sizeof(std::atomic<int>));
 }
 
 TEST(Shrink, SurvivorsOfAKilledRankRunEveryCollective) {

@@ -2,6 +2,7 @@
 // send/recv, split and shrink, custom ops with device-residence scalars, non-blocking init and
 // configs from older headers.
 #include <gtest/gtest.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -96,12 +97,23 @@ TEST(NcclAbi, SplitEvenOddAndNoColorThenShrink) {
 // A rank that dies (exits without a word) takes no part in the shrink that leaves it out; the
 // survivors' new communicator works, and the dead one's failure was reported, not hung on.
 TEST(NcclAbi, ShrinkAfterARankDied) {
-  std::string failures = runRanks(kRanks, [](int rank, int n, const ncclUniqueId& id) {
+  // Ranks past the first allreduce (shared by the forked ranks): rank 3 dies only once all have
+  // finished it, since a death fails every call still running anywhere.
+  auto* done =
+      static_cast<std::atomic<int>*>(mmap(nullptr, sizeof(std::atomic<int>), PROT_READ | PROT_WRITE,
+                                          MAP_SHARED | MAP_ANONYMOUS, -1, 0));
+  ASSERT_NE(static_cast<void*>(done), MAP_FAILED);
+  new (done) std::atomic<int>(0);
+  std::string failures = runRanks(kRanks, [done](int rank, int n, const ncclUniqueId& id) {
     ncclComm_t world, shrunk = nullptr;
     RANK_NCCL(ncclCommInitRank(&world, n, id, rank));
     int v = 1, sum = 0;
     RANK_NCCL(ncclAllReduce(&v, &sum, 1, ncclInt, ncclSum, world, nullptr));
-    if (rank == 3) _exit(0);  // dies: no destroy, no goodbye
+    done->fetch_add(1);
+    if (rank == 3) {
+      while (done->load() < n) usleep(1000);
+      _exit(0);  // dies: no destroy, no goodbye
+    }
     ncclResult_t r = ncclAllReduce(&v, &sum, 1, ncclInt, ncclSum, world, nullptr);
     RANK_REQUIRE(r != ncclSuccess, "an allreduce without rank 3 succeeded");
     int exclude[] = {3};
@@ -112,6 +124,7 @@ TEST(NcclAbi, ShrinkAfterARankDied) {
     return 0;
   });
   EXPECT_EQ(failures, "");
+  munmap(done, sizeof(std::atomic<int>));
 }
 
 // ncclCommAbort from another thread returns, and the call it interrupts returns too, long
