@@ -16,15 +16,11 @@
 #include <string>
 #include <vector>
 
+#include "harness/bin_dir.h"
+
 namespace {
 
-std::string binDir() {
-  if (const char* dir = getenv("CHORUS_BIN_DIR")) return dir;
-  char buf[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  std::string self = n > 0 ? std::string(buf, size_t(n)) : "./x";
-  return self.substr(0, self.rfind('/'));
-}
+using chorus::test::binDir;
 std::string bench() {
   return binDir() + "/chorus-bench";
 }

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "harness/bin_dir.h"
 #include "tune/cost_model.h"
 #include "tune/selector.h"
 
@@ -25,13 +26,7 @@ std::string repoPath(const std::string& rel) {
   return f.substr(0, f.rfind("/tests/")) + "/" + rel;
 }
 
-std::string binDir() {
-  if (const char* dir = getenv("CHORUS_BIN_DIR")) return dir;
-  char buf[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  std::string self = n > 0 ? std::string(buf, size_t(n)) : "./x";
-  return self.substr(0, self.rfind('/'));
-}
+using chorus::test::binDir;
 
 topo::Topology load(const std::string& rel) {
   topo::Topology t;

@@ -15,6 +15,7 @@
 #include <string>
 
 #include "core/comm_internals.h"
+#include "harness/bin_dir.h"
 #include "harness/multirank.h"
 #include "tools/tune/memory.h"
 #include "tools/tune/receive_reduce.h"
@@ -27,13 +28,7 @@ using topo::LinkParams;
 using topo::PathClass;
 using topo::Topology;
 
-std::string binDir() {
-  if (const char* dir = getenv("CHORUS_BIN_DIR")) return dir;
-  char buf[PATH_MAX];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  std::string self = n > 0 ? std::string(buf, size_t(n)) : "./x";
-  return self.substr(0, self.rfind('/'));
-}
+using chorus::test::binDir;
 
 struct Result {
   int code = -1;
