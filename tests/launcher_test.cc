@@ -8,19 +8,12 @@
 #include <vector>
 
 #include "chorus/communicator.h"
+#include "harness/bin_dir.h"
 #include "harness/multirank.h"
 #include "netns/netns_hosts.h"
 
 namespace chorus::test {
 namespace {
-
-std::string binDir() {
-  if (const char* d = getenv("CHORUS_BIN_DIR")) return d;
-  char self[4096] = {};
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  std::string s(self, n > 0 ? size_t(n) : 0);
-  return s.substr(0, s.rfind('/'));
-}
 
 TEST(Launchers, MpirunAcrossTwoNamespaceHosts) {
   if (system("command -v mpirun >/dev/null 2>&1") != 0)

@@ -20,14 +20,6 @@ const char kData[] = "/usr/share/datasets/fashion-mnist";
 
 }  // namespace
 
-std::string binDir() {
-  if (const char* dir = getenv("CHORUS_BIN_DIR")) return dir;
-  char self[4096];
-  ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
-  std::string path(self, n > 0 ? size_t(n) : 0);
-  return path.substr(0, path.rfind('/'));
-}
-
 JobResult execute(const std::vector<std::string>& args, double deadlineSec) {
   char outPath[] = "/tmp/train_test_out_XXXXXX";
   int fd = mkstemp(outPath);

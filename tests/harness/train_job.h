@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "harness/bin_dir.h"
+
 namespace chorus::test {
 
 struct JobResult {
@@ -18,8 +20,6 @@ struct JobResult {
 
 // Runs argv; SIGKILLs its process group after deadlineSec.
 JobResult execute(const std::vector<std::string>& args, double deadlineSec = 120);
-// The directory of chorus-run and chorus-train (CHORUS_BIN_DIR, or this test's own).
-std::string binDir();
 // chorus-run -n ranks -- chorus-train --quiet <args>
 JobResult train(int ranks, const std::vector<std::string>& args);
 
