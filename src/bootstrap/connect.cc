@@ -15,12 +15,6 @@ namespace chorus {
 namespace boot {
 namespace {
 
-std::string seconds(double s) {
-  char buf[32];
-  snprintf(buf, sizeof buf, "%.3g", s);
-  return buf;
-}
-
 struct Attempt {
   int rank;
   int size;
@@ -47,14 +41,14 @@ Status greet(const Attempt& a, const SockAddr& addr, const std::string& where,
              uint32_t maxFrame = kMaxHandshakeFrame) {
   const Deadline deadline = a.deadline;
   auto turnedAway = [&] {
-    return Status::Timeout(where + " kept turning this rank away for " + seconds(a.totalSec) +
+    return Status::Timeout(where + " kept turning this rank away for " + secondsText(a.totalSec) +
                            " s: it is crowded with other connections (see its log)");
   };
   for (double pause = 0.01;; pause = std::min(pause * 2, 0.5)) {
     *reader = FrameReader(maxFrame);
     int err = 0;
     if (!connectWithRetry(addr, deadline, s, &err).ok())
-      return Status::Timeout("could not reach " + where + " within " + seconds(a.totalSec) +
+      return Status::Timeout("could not reach " + where + " within " + secondsText(a.totalSec) +
                              " s: " + strerror(err) + ". " + unreachableHint);
     Frame f;
     Status st = recvFrame(s->fd(), reader, deadline, &f);
@@ -105,7 +99,7 @@ Status meetRoot(const Attempt& a, Socket* starListener, Table* table) {
   if (st.code() == StatusCode::Timeout)  // the root's word on who is missing may be on its way
     st = recvFrame(s.fd(), &reader, Deadline::after(kVerdictGraceSec), &f);
   if (st.code() == StatusCode::Timeout)
-    return Status::Timeout("timed out after " + seconds(a.totalSec) +
+    return Status::Timeout("timed out after " + secondsText(a.totalSec) +
                            " s waiting for the other ranks to reach the " + where +
                            " (it has not heard from all " + std::to_string(a.size) +
                            " ranks yet, and did not say which it misses: is the process that "
@@ -129,7 +123,7 @@ Status acceptStar(const Attempt& a, const Socket& listener, const Table& table,
                                    "rank 0's bootstrap listener " + table.starAddr.toString()});
   Status st = c.run(a.deadline);
   if (st.code() == StatusCode::Timeout) {
-    st = Status::Timeout("rank 0 timed out after " + seconds(a.totalSec) +
+    st = Status::Timeout("rank 0 timed out after " + secondsText(a.totalSec) +
                          " s waiting for ranks to connect to it; " + missingRanks(c.missing()) +
                          " (they reached the bootstrap root, so they died since or cannot "
                          "reach rank 0: check firewalls and CHORUS_SOCKET_IFNAME)");
@@ -175,7 +169,7 @@ Status joinStar(const Attempt& a, const Table& table,
   if (st.code() == StatusCode::Timeout)  // rank 0's word on who is missing may be on its way
     st = recvFrame(link->sock.fd(), &link->reader, Deadline::after(kVerdictGraceSec), &f);
   if (st.code() == StatusCode::Timeout)
-    return Status::Timeout("timed out after " + seconds(a.totalSec) +
+    return Status::Timeout("timed out after " + secondsText(a.totalSec) +
                            " s waiting for rank 0 to hear from every rank");
   if (!st.ok())
     return Status::RemoteError(describeRank(0, table.rank0) +

@@ -18,12 +18,6 @@ namespace chorus {
 namespace boot {
 namespace {
 
-std::string secondsText(double s) {
-  char buf[32];
-  snprintf(buf, sizeof buf, "%g", s);
-  return buf;
-}
-
 // Ranks in this process last: the root usually lives in rank 0's process, and rank 0 may exit
 // as soon as it has its answer, which would cut the others off before theirs was sent.
 std::vector<Admitted*> answerOrder(HelloCollector& c) {

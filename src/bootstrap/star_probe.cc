@@ -17,12 +17,6 @@ constexpr double kProbeWindowSec = 0.5;
 // How long a caller waits for the finding: the window, and the way there and back.
 constexpr double kFindingWaitSec = kProbeWindowSec + kVerdictGraceSec;
 
-std::string secondsText(double s) {
-  char buf[32];
-  snprintf(buf, sizeof buf, "%.3g", s);
-  return buf;
-}
-
 }  // namespace
 
 Status StarBootstrap::findUnresponsive() {

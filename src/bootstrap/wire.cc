@@ -302,6 +302,12 @@ std::string formatRankList(const std::vector<int>& ranks, size_t maxShown) {
   return out;
 }
 
+std::string secondsText(double s) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%.3g", s);
+  return buf;
+}
+
 std::string missingRanks(const std::vector<int>& ranks) {
   return std::string("missing: ") + (ranks.size() == 1 ? "rank " : "ranks ") +
          formatRankList(ranks);

@@ -149,6 +149,8 @@ Status unexpectedFrame(const Frame& f, const std::string& from, const char* expe
 
 // "2, 5-7, 9" (at most `maxShown` ranks, then "...").
 std::string formatRankList(const std::vector<int>& ranks, size_t maxShown = 32);
+// "2.5", "300": seconds in errors, three significant digits.
+std::string secondsText(double s);
 // "missing: rank 2" or "missing: ranks 2, 5-7": one missing rank is named the way every other
 // message names a rank, so that a reader (or a test) finding "rank 2" finds this one too.
 std::string missingRanks(const std::vector<int>& ranks);
