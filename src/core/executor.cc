@@ -17,6 +17,7 @@ Plan Plan::make(Schedule s) {
 Plan Plan::make(Schedule s, const Chunking& c) {
   Plan p;
   p.index = ScheduleIndex(s, c);
+  findNoticeRoles(s, p.index, &p.owesNotice, &p.awaitsNotice);
   p.schedule = std::move(s);
   return p;
 }

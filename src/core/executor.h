@@ -29,6 +29,9 @@ struct Plan {
   // For the chunking of the executor that runs the plan (ExecEnv::chunking). A plan made
   // without one is indexed when a run starts: grouped point-to-point, built per call anyway.
   ScheduleIndex index;
+  // By peer slot of `index`, for a collective's ready notices (executor_notices.cc): 1 where
+  // this rank only receives from the peer (owes it one) / only sends to it (awaits one).
+  std::vector<uint8_t> owesNotice, awaitsNotice;
 
   static Plan make(Schedule s);
   static Plan make(Schedule s, const Chunking& c);
@@ -63,6 +66,10 @@ struct ExecEnv {
     return {elementBytes, chunkBytes, maxChunkBytesOf};
   }
 };
+
+// Fills Plan::owesNotice and awaitsNotice for `s` cut as `index` says (executor_notices.cc).
+void findNoticeRoles(const Schedule& s, const ScheduleIndex& index, std::vector<uint8_t>* owes,
+                     std::vector<uint8_t>* awaits);
 
 class Executor {
  public:

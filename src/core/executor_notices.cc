@@ -20,19 +20,31 @@
 
 namespace chorus {
 
+void findNoticeRoles(const Schedule& s, const ScheduleIndex& index, std::vector<uint8_t>* owes,
+                     std::vector<uint8_t>* awaits) {
+  const size_t peers = index.peers().size();
+  owes->assign(peers, 0);    // for now: receives data from the peer
+  awaits->assign(peers, 0);  // for now: sends data to the peer
+  for (size_t i = 0; i < s.steps.size(); ++i) {
+    const StepKind kind = s.steps[i].kind;
+    if (kind == StepKind::Copy || index.chunks(int(i)) == 0) continue;
+    (kind == StepKind::Send ? *awaits : *owes)[size_t(index.channel(int(i)) >> 1)] = 1;
+  }
+  for (size_t k = 0; k < peers; ++k)
+    if ((*owes)[k] && (*awaits)[k]) (*owes)[k] = (*awaits)[k] = 0;  // both ways: none
+}
+
+// Worked out when the plan was cached; a plan indexed per run (point-to-point) has none.
 void Executor::planNotices() {
   noticesOwed_ = noticesAwaited_ = 0;
   if (p2p_ || !env_.readyNotices) return;
-  const size_t peers = index_->peers().size();
-  owesNotice_.assign(peers, 0);    // for now: receives data from the peer
-  awaitsNotice_.assign(peers, 0);  // for now: sends data to the peer
-  for (size_t i = 0; i < steps_->size(); ++i) {
-    const StepKind kind = (*steps_)[i].kind;
-    if (kind == StepKind::Copy || state_[i].chunks == 0) continue;
-    (kind == StepKind::Send ? awaitsNotice_ : owesNotice_)[size_t(slotOf(int(i)))] = 1;
+  if (index_ == &plan_->index) {
+    owesNotice_ = plan_->owesNotice;
+    awaitsNotice_ = plan_->awaitsNotice;
+  } else {
+    findNoticeRoles(plan_->schedule, *index_, &owesNotice_, &awaitsNotice_);
   }
-  for (size_t k = 0; k < peers; ++k) {
-    if (owesNotice_[k] && awaitsNotice_[k]) owesNotice_[k] = awaitsNotice_[k] = 0;
+  for (size_t k = 0; k < owesNotice_.size(); ++k) {
     noticesOwed_ += owesNotice_[k];
     noticesAwaited_ += awaitsNotice_[k];
   }
