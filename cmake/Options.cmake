@@ -33,6 +33,14 @@ if(_ibverbs_include)
 endif()
 chorus_resolve_option(CHORUS_WITH_IBVERBS _ibverbs_found)
 
+# libfabric: only its headers are needed; the library is loaded at run time (transport/rdma).
+find_path(_libfabric_include rdma/fabric.h)
+set(_libfabric_found FALSE)
+if(_libfabric_include)
+  set(_libfabric_found TRUE)
+endif()
+chorus_resolve_option(CHORUS_WITH_LIBFABRIC _libfabric_found)
+
 find_package(PkgConfig QUIET)
 set(_hwloc_found FALSE)
 if(PkgConfig_FOUND)

@@ -15,6 +15,8 @@ CHORUS_PACKAGES=(cmake g++ make pkg-config libgtest-dev libbenchmark-dev iproute
   libcli11-dev help2man
   # optional backends, compiled when present: topology (hwloc), verbs (dlopen'd at run time)
   libhwloc-dev hwloc libibverbs-dev
+  # RDMA through libfabric (dlopen'd); its tcp and sockets providers test it without a NIC
+  libfabric-dev libfabric-bin
   # baselines for chorus-bench and the multi-host launcher tests
   libopenmpi-dev openmpi-bin libgloo-dev iperf3
   # the reference trainer: BLAS, IDX loader, data set; pictures: topology and benchmark plots

@@ -41,6 +41,22 @@ struct Config {
   size_t tcpZeroCopyBytes = 32 << 10;  // CHORUS_TCP_ZERO_COPY_BYTES: sent from the caller's
                                        // buffer from this size on; 0 copies every message
 
+  // RDMA between ranks (transport/rdma). CHORUS_NET: "auto" takes an RDMA device where both
+  // ranks of a pair can open one (InfiniBand/RoCE verbs first, then libfabric's hardware
+  // providers) and TCP otherwise; "ib", "ofi" or "socket" force one, and a rank that cannot
+  // open it fails init saying what is missing. libfabric's tcp and sockets providers are used
+  // only when forced (CHORUS_NET=ofi), since the TCP transport serves plain networks better.
+  std::string net = "auto";             // CHORUS_NET (NCCL_NET: IB, Socket)
+  std::string ofiProvider;              // CHORUS_OFI_PROVIDER: a libfabric provider (tcp, efa)
+  std::string ibHca;                    // CHORUS_IB_HCA: NCCL syntax, [^][=]mlx5_0[:1],...
+  int ibGidIndex = -1;                  // CHORUS_IB_GID_INDEX: RoCE GID; -1 picks RoCE v2 IPv4
+  int ibTrafficClass = 0;               // CHORUS_IB_TC: RoCE traffic class
+  int rdmaLanes = 2;                    // CHORUS_RDMA_LANES: queue pairs per peer, 1..16
+  size_t rdmaChunkBytes = 512 << 10;    // CHORUS_RDMA_CHUNK_BYTES: largest message
+  int rdmaSlots = 16;                   // CHORUS_RDMA_SLOTS: messages in flight per peer and way
+  size_t rdmaZeroCopyBytes = 64 << 10;  // CHORUS_RDMA_ZERO_COPY_BYTES: written straight from the
+                                        // caller's buffer from this size on; 0 copies all
+
   // Which variables fromEnvironment reads. The NCCL face adds, after each CHORUS_* name, the
   // NCCL_* one that means the same (NCCL_ALGO, NCCL_TOPO_FILE, ...), so NCCL programs keep
   // their settings; Chorus's name wins when both are set.

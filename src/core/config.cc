@@ -2,6 +2,7 @@
 
 #include "common/env.h"
 #include "common/socket.h"
+#include "transport/rdma/rdma_options.h"
 #include "transport/registry.h"
 #include "transport/tcp/tcp_transport.h"
 #include "tune/algo_override.h"
@@ -14,6 +15,19 @@ namespace {
 std::optional<std::string> either(const char* chorus, const char* nccl, Config::Names names) {
   if (names == Config::Names::Chorus) return envString(chorus);
   return envFirst({chorus, nccl});
+}
+
+// An integer setting under either name (see `either`).
+std::optional<int64_t> intEither(const char* chorus, const char* nccl, Config::Names names,
+                                 std::string* err) {
+  if (names == Config::Names::Chorus || envString(chorus)) return envInt(chorus, err);
+  return envInt(nccl, err);
+}
+
+// CHORUS_NET in lower case, so that NCCL_NET's "IB" and "Socket" read as "ib" and "socket".
+std::string netName(std::string v) {
+  for (char& ch : v) ch = char(tolower(static_cast<unsigned char>(ch)));
+  return v.empty() ? "auto" : v;
 }
 
 }  // namespace
@@ -44,6 +58,17 @@ Status Config::fromEnvironment(Config* out, Names names) {
   if (auto v = envBytes("CHORUS_TCP_CHUNK_BYTES", &err)) c.tcpChunkBytes = size_t(*v);
   if (auto v = envInt("CHORUS_TCP_SLOTS", &err)) c.tcpSlots = int(*v);
   if (auto v = envBytes("CHORUS_TCP_ZERO_COPY_BYTES", &err)) c.tcpZeroCopyBytes = size_t(*v);
+  if (auto v = either("CHORUS_NET", "NCCL_NET", names)) c.net = netName(*v);
+  if (auto v = envString("CHORUS_OFI_PROVIDER")) c.ofiProvider = *v;
+  if (auto v = either("CHORUS_IB_HCA", "NCCL_IB_HCA", names)) c.ibHca = *v;
+  if (auto v = intEither("CHORUS_IB_GID_INDEX", "NCCL_IB_GID_INDEX", names, &err))
+    c.ibGidIndex = int(*v);
+  if (auto v = intEither("CHORUS_IB_TC", "NCCL_IB_TC", names, &err)) c.ibTrafficClass = int(*v);
+  if (auto v = intEither("CHORUS_RDMA_LANES", "NCCL_IB_QPS_PER_CONNECTION", names, &err))
+    c.rdmaLanes = int(*v);
+  if (auto v = envBytes("CHORUS_RDMA_CHUNK_BYTES", &err)) c.rdmaChunkBytes = size_t(*v);
+  if (auto v = envInt("CHORUS_RDMA_SLOTS", &err)) c.rdmaSlots = int(*v);
+  if (auto v = envBytes("CHORUS_RDMA_ZERO_COPY_BYTES", &err)) c.rdmaZeroCopyBytes = size_t(*v);
   if (!err.empty()) return Status::InvalidArgument("configuration: " + err);
   CHORUS_RETURN_IF_ERROR(c.validate());
   *out = c;
@@ -64,6 +89,7 @@ Status Config::validate() const {
   if (spinNs < 0) return Status::InvalidArgument("configuration: CHORUS_SPIN_NS must be >= 0");
   CHORUS_RETURN_IF_ERROR(checkTransportNames(transport).withContext("configuration"));
   CHORUS_RETURN_IF_ERROR(TcpOptions::fromConfig(*this).validate().withContext("configuration"));
+  CHORUS_RETURN_IF_ERROR(RdmaOptions::fromConfig(*this).validate().withContext("configuration"));
   AlgoOverride ov;
   CHORUS_RETURN_IF_ERROR(AlgoOverride::parse(algo, &ov).withContext("configuration"));
   return Status::Ok();
