@@ -38,9 +38,14 @@ Status VerbsNic::open(const RdmaNicOptions& options, std::unique_ptr<RdmaNic>* o
   std::string why;
   const VerbsLibrary* lib = VerbsLibrary::get(&why);
   if (!lib) return Status::Unsupported("libibverbs: " + why);
+  return openWith(*lib, options, out);
+}
+
+Status VerbsNic::openWith(const VerbsLibrary& lib, const RdmaNicOptions& options,
+                          std::unique_ptr<RdmaNic>* out) {
   VerbsPort port;
-  CHORUS_RETURN_IF_ERROR(openVerbsPort(*lib, options, &port));
-  std::unique_ptr<VerbsNic> nic(new VerbsNic(*lib, port, options));
+  CHORUS_RETURN_IF_ERROR(openVerbsPort(lib, options, &port));
+  std::unique_ptr<VerbsNic> nic(new VerbsNic(lib, port, options));
   CHORUS_RETURN_IF_ERROR(nic->setUp());
   *out = std::move(nic);
   return Status::Ok();

@@ -20,6 +20,10 @@ namespace chorus {
 class VerbsNic final : public RdmaNic {
  public:
   static Status open(const RdmaNicOptions& options, std::unique_ptr<RdmaNic>* out);
+  // The same over the given entry points (tests pass a pretend device's); `lib` must outlive
+  // the NIC.
+  static Status openWith(const VerbsLibrary& lib, const RdmaNicOptions& options,
+                         std::unique_ptr<RdmaNic>* out);
   ~VerbsNic() override;
   VerbsNic(const VerbsNic&) = delete;
   VerbsNic& operator=(const VerbsNic&) = delete;
