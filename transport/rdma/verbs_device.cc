@@ -8,6 +8,7 @@
 #include "common/log.h"
 #include "transport/rdma/ib_hca.h"
 #include "transport/rdma/verbs_gid.h"
+#include "transport/rdma/verbs_params.h"
 
 namespace chorus {
 
@@ -140,7 +141,7 @@ Status openVerbsPort(const VerbsLibrary& lib, const RdmaNicOptions& options, Ver
       lib.freeDeviceList(list);  // an open context outlives the list
       *out = p;
       LOG_INFO(kLogNet, "verbs: using %s (%s), port MTU %d", where(p).c_str(), p.address.c_str(),
-               128 << p.portAttr.active_mtu);
+               verbsMtuBytes(p.portAttr.active_mtu));
       return Status::Ok();
     }
     lib.closeDevice(p.context);
