@@ -22,6 +22,7 @@
 
 #include "tools/cli/tool.h"
 #include "topo/topology.h"
+#include "tune/placement.h"
 #include "tune/selector.h"
 
 using namespace chorus;
@@ -51,6 +52,7 @@ void simulate(Collective c, const topo::Topology& t, int n, uint64_t lo, uint64_
               uint64_t factor, const AlgoOverride& ov, bool csv, bool walkAll) {
   const RankLayout layout = layoutFromTopology(t, n);
   CostParams params;
+  params.chunkBytes = assumedMessageBytes(t, n, params.chunkBytes);
   params.pieceBudget = 1 << 18;  // keeps a 1024-rank sweep to seconds per size
   params.skipLosers = !walkAll;
   if (walkAll) params.walkBudget = UINT64_MAX;
