@@ -418,10 +418,13 @@ struct Walk {
     }
     if (st.kind == StepKind::Send && si.match >= 0) {
       double wire = done;
-      if (ported) {  // the bytes take their turn on both ports, at the slower one's rate
-        wire = std::max({done, portOut[out], portIn[in]}) +
-               us(bytes, std::min(portGBs[out], portGBs[in]));
-        portOut[out] = portIn[in] = wire;
+      if (ported) {
+        // The bytes queue on the sender's port out and on the receiver's port in, each at its
+        // own rate, and have arrived once through both; one port does not idle while the
+        // other is busy (the network buffers and interleaves packets of concurrent transfers).
+        portOut[out] = std::max(done, portOut[out]) + us(bytes, portGBs[out]);
+        portIn[in] = std::max(done, portIn[in]) + us(bytes, portGBs[in]);
+        wire = std::max(portOut[out], portIn[in]);
       }
       arrival = wire + link.latencyUs * ri.stretch;
       const StepInfo& mi = ranks[st.peer].steps[si.match];

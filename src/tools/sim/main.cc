@@ -55,6 +55,9 @@ void simulate(Collective c, const topo::Topology& t, int n, uint64_t lo, uint64_
   params.chunkBytes = assumedMessageBytes(t, n, params.chunkBytes);
   params.pieceBudget = 1 << 18;  // keeps a 1024-rank sweep to seconds per size
   params.skipLosers = !walkAll;
+  // A simulation may take seconds per size where a job's first call may not: walk up to 4x
+  // the library's budget (hierarchical_sliced at 1024 ranks is 2.2M steps).
+  params.walkBudget *= 4;
   if (walkAll) params.walkBudget = UINT64_MAX;
   if (csv)
     printf("collective,ranks,bytes,algorithm,predicted_us,busbw_gbs,picked,bound_us\n");
