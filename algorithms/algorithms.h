@@ -18,6 +18,7 @@ Schedule directOneShotAllReduce(const OpDesc& d, int rank, int size);
 Schedule directTwoShotAllReduce(const OpDesc& d, int rank, int size);
 Schedule doubleBinaryTreeAllReduce(const OpDesc& d, int rank, int size);
 Schedule hierarchicalAllReduce(const OpDesc& d, int rank, int size, const RankLayout& layout);
+Schedule hierarchicalSlicedAllReduce(const OpDesc& d, int rank, int size, const RankLayout& layout);
 // reduce_scatter / allgather
 Schedule ringReduceScatter(const OpDesc& d, int rank, int size);
 Schedule recursiveHalvingReduceScatter(const OpDesc& d, int rank, int size);

@@ -59,6 +59,7 @@ const std::vector<Algorithm> kAll = {
     {C::AllReduce, "one_shot", flat<directOneShotAllReduce>, sameOrderOnEveryRank},
     {C::AllReduce, "two_shot", flat<directTwoShotAllReduce>},
     {C::AllReduce, "double_binary_tree", flat<doubleBinaryTreeAllReduce>},
+    {C::AllReduce, "hierarchical_sliced", hierarchicalSlicedAllReduce, needUniformHosts},
     {C::AllReduce, "hierarchical", hierarchicalAllReduce, needUniformHosts},
     {C::ReduceScatter, "ring", flat<ringReduceScatter>},
     {C::ReduceScatter, "recursive_halving", flat<recursiveHalvingReduceScatter>},

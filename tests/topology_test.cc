@@ -77,6 +77,17 @@ TEST(TopologyFile, DgxH100) {
   EXPECT_EQ(t.ranksBySocket(0), (std::vector<std::vector<int>>{{0, 1, 2, 3}, {4, 5, 6, 7}}));
   EXPECT_EQ(t.link(PathClass::Network).bandwidthGBs, 48);
   EXPECT_EQ(t.link(PathClass::NVLink).bandwidthGBs, defaultLink(PathClass::NVLink).bandwidthGBs);
+  // What the simulator assumes of an H100 (docs/simulator.md): 18 NVLink 4 links of 25 GB/s
+  // each way, 87% of it payload; NICs at 96% of their line rate; 1 MiB device messages.
+  for (const Gpu& g : h.gpus) {
+    EXPECT_EQ(g.nvlinks, 18);
+    EXPECT_EQ(g.nvlinkGBs, 25);
+  }
+  EXPECT_DOUBLE_EQ(t.nvlinkPortGBs(0, 3), 18 * 25 * 0.87);
+  EXPECT_EQ(t.nvlinkPortGBs(0, -1), 0);  // a host-memory rank has no NVLink
+  EXPECT_EQ(t.nicEfficiency, 0.96);
+  EXPECT_EQ(t.deviceMessageBytes, 1u << 20);
+  EXPECT_EQ(t.deviceCopyGBs, 1300);
 }
 
 TEST(TopologyFile, PcieFourGpuTwoSockets) {
@@ -213,7 +224,9 @@ TEST(TopologyFile, RefusesWhatCannotBeMeantOrWrittenBack) {
   for (const char* text :
        {"host a count=3000000\nend\n", "host a sockets=2000000000\nend\n",
         "host a count=4\nend\nranks per_host 300000000\n", "host a\n  gpu 0 pcie_width=-1\nend\n",
-        "link network latency_us=nan\nhost a\nend\n"}) {
+        "link network latency_us=nan\nhost a\nend\n", "host a\n  gpu 0 nvlinks=-1\nend\n",
+        "efficiency nvlink=1.5\nhost a\nend\n", "efficiency nic=0\nhost a\nend\n",
+        "executor device_message_kib=-4\nhost a\nend\n"}) {
     Status st = parseTopology(text, "f", &t);
     EXPECT_EQ(st.code(), StatusCode::InvalidArgument) << text;
   }

@@ -45,7 +45,7 @@ std::string sweep(const Algorithm& a, const std::vector<int>& sizes, bool full) 
     if (!full) counts = {1, perBlock(a.coll) ? 2 : uint64_t(P) + 3};
     if (a.coll == Collective::Barrier) counts = {1};
     std::vector<RankLayout> layouts = {RankLayout::flat(P)};
-    if (std::string(a.name) == "hierarchical")
+    if (std::string(a.name).rfind("hierarchical", 0) == 0)
       for (int per : full ? std::vector<int>{1, 2, 3, 4} : std::vector<int>{4})
         if (P % per == 0 && per < P) {
           layouts.push_back(RankLayout::uniform(P, per));

@@ -153,6 +153,8 @@ void applyGpuProbe(const GpuProbe& probe, Host* h, std::string* notes) {
     int i = index(probe.busIds[p]);
     if (i < 0) continue;
     peers[i] = probe.nvlinkPeers[p];
+    // Active links only; their rate per link (nvlink_gbs) is left to the topology file.
+    h->gpus[i].nvlinks = int(peers[i].size());
     for (const std::string& far : peers[i]) onSwitch[i] = onSwitch[i] || index(far) < 0;
   }
   int pairs = 0;

@@ -89,6 +89,8 @@ void writeHost(const Host& h, const std::string& name, const std::string& id, in
     if (!g.pci.empty()) o << " pci=" << g.pci;
     if (g.pcieGTs > 0) o << " pcie_gts=" << num(g.pcieGTs);
     if (g.pcieWidth > 0) o << " pcie_width=" << g.pcieWidth;
+    if (g.nvlinks > 0) o << " nvlinks=" << g.nvlinks;
+    if (g.nvlinkGBs > 0) o << " nvlink_gbs=" << num(g.nvlinkGBs);
     o << '\n';
   }
   for (const Nic& n : h.nics) {
@@ -125,10 +127,17 @@ void writeRanks(const Topology& t, std::ostream& o) {
 
 std::string formatEstimates(const Topology& t) {
   std::ostringstream o;
-  o << "reduce host_gbs=" << num(t.hostReduceGBs) << " device_gbs=" << num(t.deviceReduceGBs)
-    << '\n';
-  if (t.stepOverheadUs != Topology().stepOverheadUs)
-    o << "executor step_us=" << num(t.stepOverheadUs) << '\n';
+  o << "reduce host_gbs=" << num(t.hostReduceGBs) << " device_gbs=" << num(t.deviceReduceGBs);
+  if (t.deviceCopyGBs != 0) o << " device_copy_gbs=" << num(t.deviceCopyGBs);
+  o << '\n';
+  const Topology defaults;
+  if (t.stepOverheadUs != defaults.stepOverheadUs || t.deviceMessageBytes != 0) {
+    o << "executor step_us=" << num(t.stepOverheadUs);
+    if (t.deviceMessageBytes != 0) o << " device_message_kib=" << (t.deviceMessageBytes >> 10);
+    o << '\n';
+  }
+  if (t.nvlinkEfficiency != defaults.nvlinkEfficiency || t.nicEfficiency != defaults.nicEfficiency)
+    o << "efficiency nvlink=" << num(t.nvlinkEfficiency) << " nic=" << num(t.nicEfficiency) << '\n';
   // Whenever any is set, so that a dump reloads to the same values (tests/fuzz).
   if (t.missGBs != 0 || t.cacheMiB != 0 || t.allMissMiB != 0)
     o << "memory cache_mib=" << num(t.cacheMiB) << " all_miss_mib=" << num(t.allMissMiB)

@@ -26,7 +26,8 @@ struct Parser {
   Host host;
   int count = 1;
   bool sawRanks = false;
-  bool estimatesOnly = false;  // a tuning file: reduce, link, executor and memory lines only
+  // A tuning file: reduce, link, executor, efficiency and memory lines only.
+  bool estimatesOnly = false;
   // Overrides collected while inside a host block, applied at "end" once paths are derived.
   std::vector<std::pair<int, int>> nvlinks;
   bool nvlinkAll = false;
@@ -124,11 +125,16 @@ struct Parser {
         CHORUS_RETURN_IF_ERROR(toDouble(v, &g.pcieGTs));
       else if (k == "pcie_width")
         CHORUS_RETURN_IF_ERROR(toInt(v, &g.pcieWidth));
+      else if (k == "nvlinks")
+        CHORUS_RETURN_IF_ERROR(toInt(v, &g.nvlinks));
+      else if (k == "nvlink_gbs")
+        CHORUS_RETURN_IF_ERROR(toDouble(v, &g.nvlinkGBs));
       else
         return error("unknown gpu attribute '" + k + "'");
     }
     // 0 means unknown and is not written back, so a negative value would not survive a dump.
     if (g.pcieGTs < 0 || g.pcieWidth < 0) return error("pcie_gts and pcie_width must be >= 0");
+    if (g.nvlinks < 0 || g.nvlinkGBs < 0) return error("nvlinks and nvlink_gbs must be >= 0");
     CHORUS_RETURN_IF_ERROR(checkSocket(g.socket));
     host.gpus.push_back(g);
     return Status::Ok();
@@ -249,9 +255,12 @@ struct Parser {
         CHORUS_RETURN_IF_ERROR(toDouble(v, &t->hostReduceGBs));
       else if (k == "device_gbs")
         CHORUS_RETURN_IF_ERROR(toDouble(v, &t->deviceReduceGBs));
+      else if (k == "device_copy_gbs")
+        CHORUS_RETURN_IF_ERROR(toDouble(v, &t->deviceCopyGBs));
       else
         return error("unknown reduce attribute '" + k + "'");
     }
+    if (t->deviceCopyGBs < 0) return error("device_copy_gbs must be >= 0");
     return Status::Ok();
   }
 
@@ -259,10 +268,34 @@ struct Parser {
     std::vector<std::pair<std::string, std::string>> kv;
     CHORUS_RETURN_IF_ERROR(attrs(tok, 1, &kv));
     for (auto& [k, v] : kv) {
+      if (k == "device_message_kib") {
+        int kib = 0;
+        CHORUS_RETURN_IF_ERROR(toInt(v, &kib));
+        if (kib < 0) return error("device_message_kib must be >= 0");
+        t->deviceMessageBytes = uint64_t(kib) << 10;
+        continue;
+      }
       if (k != "step_us") return error("unknown executor attribute '" + k + "'");
       CHORUS_RETURN_IF_ERROR(toDouble(v, &t->stepOverheadUs));
       if (t->stepOverheadUs < 0) return error("step_us must be >= 0");
     }
+    return Status::Ok();
+  }
+
+  Status parseEfficiency(const std::vector<std::string>& tok) {
+    std::vector<std::pair<std::string, std::string>> kv;
+    CHORUS_RETURN_IF_ERROR(attrs(tok, 1, &kv));
+    for (auto& [k, v] : kv) {
+      if (k == "nvlink")
+        CHORUS_RETURN_IF_ERROR(toDouble(v, &t->nvlinkEfficiency));
+      else if (k == "nic")
+        CHORUS_RETURN_IF_ERROR(toDouble(v, &t->nicEfficiency));
+      else
+        return error("unknown efficiency attribute '" + k + "'");
+    }
+    if (t->nvlinkEfficiency <= 0 || t->nvlinkEfficiency > 1 || t->nicEfficiency <= 0 ||
+        t->nicEfficiency > 1)
+      return error("efficiencies must be in (0, 1]");
     return Status::Ok();
   }
 
@@ -338,11 +371,12 @@ struct Parser {
     if (k == "link") return parseLink(tok);
     if (k == "reduce") return parseReduce(tok);
     if (k == "executor") return parseExecutor(tok);
+    if (k == "efficiency") return parseEfficiency(tok);
     if (k == "memory") return parseMemory(tok);
     if (estimatesOnly)
       return error("'" + k +
                    "' does not belong in a tuning file (reduce, link, executor, "
-                   "memory only)");
+                   "efficiency, memory only)");
     if (k == "host") return parseHostLine(tok);
     if (k == "ranks") return parseRanks(tok);
     if (k == "rank") return parseRank(tok);

@@ -69,6 +69,12 @@ PathClass Topology::pathBetweenRanks(int a, int b) const {
   return sa == sb ? PathClass::HostBridge : PathClass::CrossSocket;
 }
 
+double Topology::nvlinkPortGBs(int host, int gpu) const {
+  if (gpu < 0) return 0;
+  const Gpu& g = hosts.at(host).gpus.at(gpu);
+  return g.nvlinks * g.nvlinkGBs * nvlinkEfficiency;
+}
+
 int Topology::nearestNic(int host, int gpu, int socket) const {
   const Host& h = hosts.at(host);
   int best = -1;
@@ -117,8 +123,10 @@ std::vector<std::vector<int>> Topology::ranksBySocket(int host) const {
 bool Topology::sameAs(const Topology& o) const {
   return hosts == o.hosts && ranks == o.ranks && links == o.links &&
          hostReduceGBs == o.hostReduceGBs && deviceReduceGBs == o.deviceReduceGBs &&
-         stepOverheadUs == o.stepOverheadUs && cacheMiB == o.cacheMiB &&
-         allMissMiB == o.allMissMiB && missGBs == o.missGBs;
+         deviceCopyGBs == o.deviceCopyGBs && stepOverheadUs == o.stepOverheadUs &&
+         deviceMessageBytes == o.deviceMessageBytes && nvlinkEfficiency == o.nvlinkEfficiency &&
+         nicEfficiency == o.nicEfficiency && cacheMiB == o.cacheMiB && allMissMiB == o.allMissMiB &&
+         missGBs == o.missGBs;
 }
 
 double Topology::missFraction(double bytes) const {

@@ -42,6 +42,11 @@ struct Gpu {
   std::string pci;
   double pcieGTs = 0;  // link speed per lane (sysfs), 0 when unknown
   int pcieWidth = 0;   // lanes, 0 when unknown
+  // NVLink ports of the device (H100: 18) and each one's data rate per direction in GB/s
+  // (NVLink 4: 25); 0 when unknown. Together they are the device's NVLink bandwidth, which
+  // every transfer to or from it over NVLink shares (through an NVSwitch, with any peer).
+  int nvlinks = 0;
+  double nvlinkGBs = 0;
   bool operator==(const Gpu&) const = default;
 };
 
@@ -84,7 +89,15 @@ struct Topology {
   std::map<PathClass, LinkParams> links;  // estimates per class (defaults + file + tuning)
   double hostReduceGBs = 20;              // CPU reducer rate (bytes of output per second / 1e9)
   double deviceReduceGBs = 1000;          // GPU reducer rate
+  double deviceCopyGBs = 0;               // a copy within GPU memory; 0: link(Self)'s rate
   double stepOverheadUs = 0.3;            // the executor's own cost per message (CPU)
+  // The bytes per message of transports between device buffers (CUDA IPC, RDMA from device
+  // memory), for the cost model of GPU ranks; 0: the host transports' size (CostParams).
+  uint64_t deviceMessageBytes = 0;
+  // The share of a port's line rate that carries payload (packet headers, CRC, flow control):
+  // an NVLink port moves nvlinks x nvlinkGBs x nvlinkEfficiency, a NIC speed/8 x nicEfficiency.
+  double nvlinkEfficiency = 1;
+  double nicEfficiency = 1;
   // Host memory past the cache (CPU ranks; docs/topology.md, "memory"): every byte that misses
   // the cache (a read from memory; a write costs its read for ownership and its write-back) adds
   // 1 / missGBs to the engine's work. missGBs 0 (the default) leaves it out.
@@ -100,6 +113,8 @@ struct Topology {
   // The class of the path data takes between two ranks (Self for a == b).
   PathClass pathBetweenRanks(int a, int b) const;
   LinkParams link(PathClass c) const;  // falls back to defaultLink(c)
+  // A GPU's NVLink bandwidth per direction after efficiency (GB/s); 0 when its links are unknown.
+  double nvlinkPortGBs(int host, int gpu) const;
   // The NIC of `host` nearest to `gpu` (or to `socket` when gpu < 0); -1 if the host has none.
   int nearestNic(int host, int gpu, int socket) const;
   // Ranks grouped by host, each group in rank order: result[h] holds host h's ranks (one group

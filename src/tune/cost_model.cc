@@ -7,6 +7,7 @@
 #include <queue>
 
 #include "algorithms/schedule_index.h"
+#include "tune/placement.h"
 
 namespace chorus {
 
@@ -40,58 +41,6 @@ struct Dependent {
   bool chunkwise;
 };
 
-// Where a rank runs, as far as its costs go.
-struct Place {
-  double stretch = 1;    // more ranks than cores on its host
-  double copyGBs = 1;    // a local copy
-  double reduceGBs = 1;  // a receive-reduce
-  int nic = -1;          // index into the NIC resources, for network sends
-  int host = -1;         // its host, for the memory model; -1 when not modelled (GPU, unplaced)
-};
-
-struct Placement {
-  std::vector<Place> ranks;
-  std::vector<double> nicGBs;  // per NIC resource
-};
-
-Placement placeRanks(const topo::Topology& topo, int n) {
-  Placement out;
-  out.ranks.resize(n);
-  auto placed = [&](int r) { return r < int(topo.ranks.size()); };
-  std::map<int, int> hostRanks;
-  for (int r = 0; r < n; ++r)
-    if (placed(r) && topo.ranks[r].gpu < 0) ++hostRanks[topo.ranks[r].host];
-  std::map<std::pair<int, int>, int> nicIndex;  // (host, nic or -1-rank) -> resource
-  for (int r = 0; r < n; ++r) {
-    Place& ri = out.ranks[r];
-    ri.copyGBs = topo.link(PathClass::Self).bandwidthGBs;
-    ri.reduceGBs = topo.hostReduceGBs;
-    double nicSpeed = 0;
-    std::pair<int, int> key{-1, -1 - r};
-    if (placed(r)) {
-      const topo::RankPlace& pl = topo.ranks[r];
-      const topo::Host& h = topo.hosts.at(pl.host);
-      if (pl.gpu >= 0) ri.reduceGBs = topo.deviceReduceGBs;
-      if (pl.gpu < 0) ri.host = pl.host;
-      const int cores = std::max(1, h.sockets * h.coresPerSocket);
-      if (pl.gpu < 0) ri.stretch = std::max(1.0, double(hostRanks[pl.host]) / cores);
-      const int k = topo.nearestNic(pl.host, pl.gpu, pl.socket);
-      if (k >= 0) {
-        key = {pl.host, k};
-        nicSpeed = h.nics[k].speedGbps / 8;
-      }
-    }
-    auto [it, fresh] = nicIndex.emplace(key, int(nicIndex.size()));
-    ri.nic = it->second;
-    if (fresh) {
-      double gbs = topo.link(PathClass::Network).bandwidthGBs;
-      if (nicSpeed > 0) gbs = std::min(gbs, nicSpeed);
-      out.nicGBs.push_back(gbs);
-    }
-  }
-  return out;
-}
-
 PathClass pathOf(const topo::Topology& topo, int a, int b) {
   const int placed = int(topo.ranks.size());
   if (a >= placed || b >= placed) return a == b ? PathClass::Self : PathClass::HostBridge;
@@ -116,16 +65,21 @@ double us(double bytes, double gbs) {
 
 // The engine time (before the host's stretch) of `bytes` in `chunks` messages of step `st`,
 // whose path is `pc`: what one piece costs in the walk, and summed over a step in the bound.
+// `ported`: the bytes cross ports (placement.h), whose time the walk counts apart: the engine
+// only hands the message over (a NIC, a GPU's copy engine over NVLink) or copies it out of the
+// receive slot; otherwise the engine itself moves it at the path's rate (shared memory).
 double engineWork(const OpDesc& d, const topo::Topology& topo, const Place& pl, const Step& st,
-                  PathClass pc, double bytes, double chunks) {
+                  PathClass pc, bool ported, double bytes, double chunks) {
   const double overhead = chunks * topo.stepOverheadUs;
   const bool network = pc == PathClass::Network;
   switch (st.kind) {
     case StepKind::Copy:
       return sameMemory(d, st) ? 0 : overhead + us(bytes, pl.copyGBs);
     case StepKind::Send:
+      if (network) return overhead + (pl.nicReadsMemory ? 0 : us(bytes, pl.copyGBs));
+      return overhead + (ported ? 0 : us(bytes, topo.link(pc).bandwidthGBs));
     case StepKind::Recv:
-      return overhead + us(bytes, network ? pl.copyGBs : topo.link(pc).bandwidthGBs);
+      return overhead + us(bytes, ported ? pl.copyGBs : topo.link(pc).bandwidthGBs);
     case StepKind::RecvReduce:
       return overhead + us(bytes, pl.reduceGBs);
   }
@@ -155,8 +109,9 @@ struct Walk {
   std::vector<double> ready;     // latest predecessor time so far
   std::vector<int> pieceRank, pieceStep;
   std::vector<double> engineFree;
-  std::vector<double> nicOut, nicIn;  // per NIC resource
-  std::vector<double> nicGBs;
+  // Per port (placement.h): when its outgoing and its incoming side are next free, its rate.
+  std::vector<double> portOut, portIn;
+  std::vector<double> portGBs;
   // The memory model (Topology::missFraction): per host, the share of a first touch that
   // misses (0: its ranks' buffers fit in cache, and nothing misses), and the bytes its ranks
   // have touched so far; per piece, that count when it ran. An operand a dependency touched
@@ -200,9 +155,9 @@ struct Walk {
   void placeRanks() {
     Placement pl = chorus::placeRanks(topo, n);
     for (int r = 0; r < n; ++r) static_cast<Place&>(ranks[r]) = pl.ranks[r];
-    nicGBs = std::move(pl.nicGBs);
-    nicOut.assign(nicGBs.size(), 0);
-    nicIn.assign(nicGBs.size(), 0);
+    portGBs = std::move(pl.portGBs);
+    portOut.assign(portGBs.size(), 0);
+    portIn.assign(portGBs.size(), 0);
   }
 
   // Pieces per step and the channel links; returns false when a send has no receive.
@@ -435,11 +390,12 @@ struct Walk {
     const double bytes = si.bytesPerPiece;
     double arrival = 0;
     PathClass pc = st.kind == StepKind::Copy ? PathClass::Self : path(r, st.peer);
-    const bool network = pc == PathClass::Network;
+    int out = -1, in = -1;
+    const bool ported = st.kind != StepKind::Copy && portsOf(ri, ranks[st.peer], pc, &out, &in);
     const topo::LinkParams link = topo.link(pc);
     const double missed = missedBytes(piece, ri, si, k);
-    const double work =
-        engineWork(d, topo, ri, st, pc, bytes, si.chunksPerPiece) + us(missed, topo.missGBs);
+    const double work = engineWork(d, topo, ri, st, pc, ported, bytes, si.chunksPerPiece) +
+                        us(missed, topo.missGBs);
     const double done = start + work * ri.stretch;
     engineFree[r] = done;
     finish = std::max(finish, done);
@@ -462,10 +418,13 @@ struct Walk {
     }
     if (st.kind == StepKind::Send && si.match >= 0) {
       double wire = done;
-      if (network) {
-        const int out = ri.nic, in = ranks[st.peer].nic;
-        wire = std::max({done, nicOut[out], nicIn[in]}) + us(bytes, nicGBs[out]);
-        nicOut[out] = nicIn[in] = wire;
+      if (ported) {
+        // The bytes queue on the sender's port out and on the receiver's port in, each at its
+        // own rate, and have arrived once through both; one port does not idle while the
+        // other is busy (the network buffers and interleaves packets of concurrent transfers).
+        portOut[out] = std::max(done, portOut[out]) + us(bytes, portGBs[out]);
+        portIn[in] = std::max(done, portIn[in]) + us(bytes, portGBs[in]);
+        wire = std::max(portOut[out], portIn[in]);
       }
       arrival = wire + link.latencyUs * ri.stretch;
       const StepInfo& mi = ranks[st.peer].steps[si.match];
@@ -522,8 +481,9 @@ double predictTime(const OpDesc& d, const std::vector<Schedule>& perRank,
 //   0; so does every piece that depends on one (through its dependencies or channel order, as
 //   a piece waits for a piece of what it depends on). Those pieces, one after another, start no
 //   earlier than the smallest latency of the rank's incoming paths.
-// - A rank's network sends cross its NIC one after another (other ranks on that NIC only add
-//   to the queue), and the last lands one network latency (times its stretch) after it left.
+// - A rank's sends through a port (its NIC, its GPU's NVLink) cross it one after another, at
+//   most at the port's rate (other ranks on that port only add to the queue), and the last
+//   lands one latency of its path (times its stretch) after it left.
 double lowerBoundTime(const OpDesc& d, int size, const std::vector<int>& ranks,
                       const std::vector<Schedule>& schedules, const topo::Topology& topo,
                       const CostParams& p) {
@@ -539,14 +499,18 @@ double lowerBoundTime(const OpDesc& d, int size, const std::vector<int>& ranks,
     const std::vector<Step>& steps = schedules[i].steps;
     const ScheduleIndex ix(schedules[i], chunking);
     std::vector<uint8_t> afterRecv(steps.size(), 0);
-    double all = 0, late = 0, nicBytes = 0, firstArrival = inf;
+    double all = 0, late = 0, firstArrival = inf;
+    std::map<int, std::pair<double, double>> portBytes;  // port -> bytes sent, least latency
     for (int k = 0; k < int(steps.size()); ++k) {
       const Step& st = steps[k];
       // A receive that waits for a message (an empty step waits for nothing).
       const bool recv = st.kind != StepKind::Send && ix.channel(k) >= 0;
       const PathClass pc = st.kind == StepKind::Copy ? PathClass::Self : pathOf(topo, r, st.peer);
       const double bytes = double(st.count) * esize;
-      const double work = engineWork(d, topo, pl, st, pc, bytes, double(ix.chunks(k)));
+      int out = -1, in = -1;
+      const bool ported =
+          st.kind != StepKind::Copy && portsOf(pl, place.ranks.at(st.peer), pc, &out, &in);
+      const double work = engineWork(d, topo, pl, st, pc, ported, bytes, double(ix.chunks(k)));
       bool after = recv;
       for (int j = 0; j < Step::kMaxDeps; ++j)
         if (ix.dep(k, j) >= 0) after = after || afterRecv[ix.dep(k, j)];
@@ -556,13 +520,16 @@ double lowerBoundTime(const OpDesc& d, int size, const std::vector<int>& ranks,
         firstArrival = std::min(firstArrival, topo.link(pathOf(topo, st.peer, r)).latencyUs);
       all += work;
       if (after) late += work;
-      if (st.kind == StepKind::Send && pc == PathClass::Network) nicBytes += bytes;
+      if (st.kind == StepKind::Send && ported && bytes > 0) {  // an empty step sends nothing
+        auto [it, fresh] = portBytes.emplace(out, std::pair{0.0, inf});
+        it->second.first += bytes;
+        it->second.second = std::min(it->second.second, topo.link(pc).latencyUs);
+      }
     }
     bound = std::max(bound, all * pl.stretch);
     if (firstArrival < inf) bound = std::max(bound, firstArrival + late * pl.stretch);
-    if (nicBytes > 0)
-      bound = std::max(bound, us(nicBytes, place.nicGBs[pl.nic]) +
-                                  topo.link(PathClass::Network).latencyUs * pl.stretch);
+    for (const auto& [port, sent] : portBytes)
+      bound = std::max(bound, us(sent.first, place.portGBs[port]) + sent.second * pl.stretch);
   }
   // The walk adds the same terms piece by piece in another order; keep clear of its rounding.
   return bound * (1 - 1e-9);

@@ -9,9 +9,14 @@
 // - Each rank has one engine (the executor is one thread): it does its pieces one at a time.
 //   Within a host a send costs bytes / link bandwidth on the sender (the copy into the shared
 //   slot), a receive the same on the receiver, a receive-reduce bytes / reducer rate; every
-//   chunk adds the executor's per-message overhead (Topology::stepOverheadUs). Across hosts the
-//   bytes also cross a NIC, which serialises the messages of every rank that uses it, at min(link,
-//   NIC speed).
+//   chunk adds the executor's per-message overhead (Topology::stepOverheadUs).
+// - Ports (placement.h): across hosts the bytes cross the NICs, and between GPUs whose NVLink
+//   links the topology states, the GPUs' NVLink ports. A port is full duplex and shared by every
+//   transfer through it; a transfer queues on the sender's port out and the receiver's in, each
+//   at its rate (NIC: min(network estimate, speed x efficiency); NVLink: links x rate x
+//   efficiency). The engine then only posts a send (a GPU rank's NIC with RDMA reads device
+//   memory; NVLink bytes move by copy engine) and copies a receive out of its slot; a host rank
+//   copies network bytes in and out itself. docs/simulator.md states the assumptions.
 // - A message arrives one link latency (alpha) after its send piece finished.
 // - More ranks than cores on a host stretch every engine's work and latency by ranks/cores.
 // - Past the cache (Topology's memory line, once the buffers of a host's ranks outgrow it): the

@@ -22,6 +22,7 @@
 
 #include "tools/cli/tool.h"
 #include "topo/topology.h"
+#include "tune/placement.h"
 #include "tune/selector.h"
 
 using namespace chorus;
@@ -51,8 +52,12 @@ void simulate(Collective c, const topo::Topology& t, int n, uint64_t lo, uint64_
               uint64_t factor, const AlgoOverride& ov, bool csv, bool walkAll) {
   const RankLayout layout = layoutFromTopology(t, n);
   CostParams params;
+  params.chunkBytes = assumedMessageBytes(t, n, params.chunkBytes);
   params.pieceBudget = 1 << 18;  // keeps a 1024-rank sweep to seconds per size
   params.skipLosers = !walkAll;
+  // A simulation may take seconds per size where a job's first call may not: walk up to 4x
+  // the library's budget (hierarchical_sliced at 1024 ranks is 2.2M steps).
+  params.walkBudget *= 4;
   if (walkAll) params.walkBudget = UINT64_MAX;
   if (csv)
     printf("collective,ranks,bytes,algorithm,predicted_us,busbw_gbs,picked,bound_us\n");
