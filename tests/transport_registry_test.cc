@@ -17,7 +17,7 @@ int indexOf(const std::vector<TransportEntry>& entries, const char* name) {
 
 TEST(TransportRegistry, ShmWithinAHostTcpBetweenHosts) {
   const auto& entries = registeredTransports();
-  JobShape job{{0, 0, 2, 2}};
+  JobShape job{{0, 0, 2, 2}, {}};
   Config config;
   TransportChoice c;
   ASSERT_TRUE(chooseTransports(entries, job, 0, config, MemoryKind::Host, &c).ok());
@@ -30,7 +30,7 @@ TEST(TransportRegistry, ShmWithinAHostTcpBetweenHosts) {
 
 TEST(TransportRegistry, OneHostMakesNoTcp) {
   const auto& entries = registeredTransports();
-  JobShape job{{0, 0, 0}};
+  JobShape job{{0, 0, 0}, {}};
   Config config;
   TransportChoice c;
   ASSERT_TRUE(chooseTransports(entries, job, 2, config, MemoryKind::Host, &c).ok());
@@ -41,7 +41,7 @@ TEST(TransportRegistry, OneHostMakesNoTcp) {
 // A rank alone on its host still knows that the others use shm, so it joins shm's set-up.
 TEST(TransportRegistry, UsedMeansAnywhereInTheJob) {
   const auto& entries = registeredTransports();
-  JobShape job{{0, 0, 2}};
+  JobShape job{{0, 0, 2}, {}};
   TransportChoice c;
   ASSERT_TRUE(chooseTransports(entries, job, 2, Config{}, MemoryKind::Host, &c).ok());
   EXPECT_TRUE(c.used[size_t(indexOf(entries, "shm"))]);
@@ -50,7 +50,7 @@ TEST(TransportRegistry, UsedMeansAnywhereInTheJob) {
 
 TEST(TransportRegistry, TheTransportListRestrictsTheChoice) {
   const auto& entries = registeredTransports();
-  JobShape job{{0, 0}};
+  JobShape job{{0, 0}, {}};
   Config config;
   config.transport = "tcp";
   TransportChoice c;
@@ -61,7 +61,7 @@ TEST(TransportRegistry, TheTransportListRestrictsTheChoice) {
 }
 
 TEST(TransportRegistry, APairNothingReachesSaysWhy) {
-  JobShape job{{0, 1}};
+  JobShape job{{0, 1}, {}};
   Config config;
   config.transport = "shm";
   TransportChoice c;
@@ -80,7 +80,7 @@ TEST(TransportRegistry, UnknownNamesAreRejectedWithTheKnownOnes) {
   Status st = config.validate();
   ASSERT_FALSE(st.ok());
   EXPECT_NE(st.message().find("'carrier-pigeon'"), std::string::npos) << st.toString();
-  EXPECT_NE(st.message().find("shm, tcp"), std::string::npos) << st.toString();
+  EXPECT_NE(st.message().find("shm, ib, ofi, tcp"), std::string::npos) << st.toString();
   config.transport = ",";
   EXPECT_FALSE(config.validate().ok());
   config.transport = "tcp,shm";
@@ -98,17 +98,74 @@ TEST(TransportRegistry, TheMemoryKindChoosesAmongTransports) {
   };
   std::vector<TransportEntry> entries{ipc};
   for (const TransportEntry& e : registeredTransports()) entries.push_back(e);
-  JobShape job{{0, 0}};
+  JobShape job{{0, 0}, {}};
   TransportChoice c;
   ASSERT_TRUE(chooseTransports(entries, job, 0, Config{}, MemoryKind::Host, &c).ok());
   EXPECT_EQ(c.of[1], indexOf(entries, "shm"));
   EXPECT_FALSE(c.used[0]);
   ASSERT_TRUE(chooseTransports(entries, job, 0, Config{}, MemoryKind::CudaDevice, &c).ok());
   EXPECT_EQ(c.of[1], 0);
-  JobShape twoHosts{{0, 1}};
+  JobShape twoHosts{{0, 1}, {}};
   Status st = chooseTransports(entries, twoHosts, 0, Config{}, MemoryKind::CudaDevice, &c);
   EXPECT_FALSE(st.ok());
   EXPECT_NE(st.message().find("CUDA device memory"), std::string::npos) << st.toString();
+}
+
+// What each rank can open (JobShape::opens) decides where RDMA is used: between hosts where
+// both ranks of a pair have a device, TCP elsewhere; never within a host unless named.
+uint32_t bitsOf(std::initializer_list<const char*> names) {
+  uint32_t bits = 0;
+  for (const char* n : names) bits |= uint32_t(1) << indexOf(registeredTransports(), n);
+  return bits;
+}
+
+TEST(TransportRegistry, RdmaWhereBothRanksOpenItTcpElsewhere) {
+  const auto& entries = registeredTransports();
+  const uint32_t plain = bitsOf({"shm", "tcp"}), ofi = plain | bitsOf({"ofi"}),
+                 both = ofi | bitsOf({"ib"});
+  JobShape job{{0, 0, 2, 3}, {both, both, both, ofi}};
+  TransportChoice c;
+  ASSERT_TRUE(chooseTransports(entries, job, 0, Config{}, MemoryKind::Host, &c).ok());
+  EXPECT_EQ(c.of, (std::vector<int>{-1, indexOf(entries, "shm"), indexOf(entries, "ib"),
+                                    indexOf(entries, "ofi")}));
+  job.opens = {both, both, plain, plain};
+  ASSERT_TRUE(chooseTransports(entries, job, 0, Config{}, MemoryKind::Host, &c).ok());
+  EXPECT_EQ(c.of[2], indexOf(entries, "tcp"));
+  EXPECT_FALSE(c.used[size_t(indexOf(entries, "ib"))]);
+}
+
+TEST(TransportRegistry, ChorusNetForcesOneAndSaysWhoCannotOpenIt) {
+  const auto& entries = registeredTransports();
+  const uint32_t plain = bitsOf({"shm", "tcp"}), ofi = plain | bitsOf({"ofi", "ib"});
+  JobShape job{{0, 1}, {ofi, ofi}};
+  Config config;
+  config.net = "socket";
+  TransportChoice c;
+  ASSERT_TRUE(chooseTransports(entries, job, 0, config, MemoryKind::Host, &c).ok());
+  EXPECT_EQ(c.of[1], indexOf(entries, "tcp"));
+  config.net = "ofi";
+  ASSERT_TRUE(chooseTransports(entries, job, 0, config, MemoryKind::Host, &c).ok());
+  EXPECT_EQ(c.of[1], indexOf(entries, "ofi"));
+  job.opens = {ofi, plain};
+  Status st = chooseTransports(entries, job, 0, config, MemoryKind::Host, &c);
+  ASSERT_FALSE(st.ok());
+  EXPECT_NE(st.message().find("CHORUS_NET=ofi but rank 1 cannot open it"), std::string::npos)
+      << st.toString();
+}
+
+TEST(TransportRegistry, RdmaWithinAHostOnlyWhenNamed) {
+  const auto& entries = registeredTransports();
+  const uint32_t all = bitsOf({"shm", "tcp", "ofi", "ib"});
+  JobShape job{{0, 0}, {all, all}};
+  Config config;
+  config.transport = "ofi,tcp";
+  TransportChoice c;
+  ASSERT_TRUE(chooseTransports(entries, job, 0, config, MemoryKind::Host, &c).ok());
+  EXPECT_EQ(c.of[1], indexOf(entries, "ofi"));
+  config.transport = "auto";
+  config.net = "ofi";
+  ASSERT_TRUE(chooseTransports(entries, job, 0, config, MemoryKind::Host, &c).ok());
+  EXPECT_EQ(c.of[1], indexOf(entries, "shm"));
 }
 
 }  // namespace

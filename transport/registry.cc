@@ -3,15 +3,20 @@
 #include <algorithm>
 #include <sstream>
 
+#include "common/log.h"
+
 namespace chorus {
 
 // Each transport's folder defines its entry.
 TransportEntry shmTransportEntry();
 TransportEntry tcpTransportEntry();
+TransportEntry ibTransportEntry();
+TransportEntry ofiTransportEntry();
 
 const std::vector<TransportEntry>& registeredTransports() {
   static const std::vector<TransportEntry> entries = [] {
-    std::vector<TransportEntry> e{shmTransportEntry(), tcpTransportEntry()};
+    std::vector<TransportEntry> e{shmTransportEntry(), tcpTransportEntry(), ibTransportEntry(),
+                                  ofiTransportEntry()};
     std::stable_sort(e.begin(), e.end(), [](const TransportEntry& a, const TransportEntry& b) {
       return a.priority > b.priority;
     });
@@ -41,6 +46,18 @@ std::string registeredNames() {
   return all;
 }
 
+bool canOpen(const std::vector<TransportEntry>& entries, const JobShape& job, int rank, size_t k) {
+  if (job.opens.empty()) return !entries[k].opens;
+  return job.opens[size_t(rank)] >> k & 1;
+}
+
+// The entry CHORUS_NET=`net` selects.
+size_t netIndex(const std::vector<TransportEntry>& entries, const std::string& net) {
+  for (size_t k = 0; k < entries.size(); ++k)
+    if (entries[k].net && net == entries[k].net) return k;
+  return 0;
+}
+
 }  // namespace
 
 bool transportAllowed(const std::string& spec, const char* name) {
@@ -48,6 +65,35 @@ bool transportAllowed(const std::string& spec, const char* name) {
   for (const std::string& n : splitNames(spec))
     if (n == name) return true;
   return false;
+}
+
+bool transportForced(const Config& config, const char* name) {
+  return config.net == name || (config.transport != "auto" && transportAllowed(config.transport, name));
+}
+
+// Whether CHORUS_NET lets this entry carry a pair of ranks on different hosts.
+bool netAllows(const Config& config, const TransportEntry& e) {
+  return config.net == "auto" || !e.net || config.net == e.net;
+}
+
+uint32_t transportsThisRankOpens(const Config& config, int rank) {
+  const std::vector<TransportEntry>& entries = registeredTransports();
+  uint32_t bits = 0;
+  for (size_t k = 0; k < entries.size(); ++k) {
+    const TransportEntry& e = entries[k];
+    std::string why;
+    const bool wanted = transportAllowed(config.transport, e.name) && netAllows(config, e);
+    if (!e.opens || (wanted && e.opens(config, &why))) {
+      bits |= uint32_t(1) << k;
+    } else if (wanted && transportForced(config, e.name)) {
+      LOG_WARN(kLogInit, "rank %d: %s cannot be opened, though CHORUS_NET/CHORUS_TRANSPORT names it: %s",
+               rank, e.name, why.c_str());
+    } else if (wanted) {
+      LOG_INFO(kLogInit, "rank %d: no %s between hosts (%s); TCP carries them", rank, e.name,
+               why.c_str());
+    }
+  }
+  return bits;
 }
 
 Status checkTransportNames(const std::string& spec) {
@@ -80,8 +126,17 @@ Status chooseTransports(const std::vector<TransportEntry>& entries, const JobSha
       int pick = -1;
       for (size_t k = 0; k < entries.size() && pick < 0; ++k)
         if (transportAllowed(config.transport, entries[k].name) &&
+            // RDMA carries pairs on one host only when named (to test it on one machine)
+            (job.sameHost(a, b) ? !entries[k].opens || transportForced(config, entries[k].name)
+                                : netAllows(config, entries[k])) &&
+            canOpen(entries, job, a, k) && canOpen(entries, job, b, k) &&
             entries[k].canReach(job, a, b, kind))
           pick = int(k);
+      if (pick < 0 && config.net != "auto" && !job.sameHost(a, b))
+        return Status::InvalidArgument(
+            "CHORUS_NET=" + config.net + " but rank " +
+            std::to_string(canOpen(entries, job, a, netIndex(entries, config.net)) ? b : a) +
+            " cannot open it (its log says why at WARN); use CHORUS_NET=auto to fall back to TCP");
       if (pick < 0)
         return Status::InvalidArgument("no transport reaches rank " + std::to_string(b) +
                                        " from rank " + std::to_string(a) + " for " +

@@ -22,6 +22,9 @@ namespace chorus {
 // What every rank knows alike about the job once it has started.
 struct JobShape {
   std::vector<int> hostOf;  // rank -> the lowest rank on the same host
+  // rank -> the transports it can open, a bit per index into the registry's entries; empty
+  // when not asked, which counts only those that need no device (TransportEntry::opens)
+  std::vector<uint32_t> opens;
   bool oneHost() const;
   bool sameHost(int a, int b) const { return hostOf[size_t(a)] == hostOf[size_t(b)]; }
 };
@@ -46,6 +49,12 @@ struct TransportEntry {
   // Whether it can carry memory of kind `kind` between ranks a and b. Every rank asks the same
   // question of every pair, so every rank agrees on which transports the job uses.
   bool (*canReach)(const JobShape& job, int a, int b, MemoryKind kind);
+  // The CHORUS_NET value that selects it (ib, ofi, socket), or nullptr for one it does not
+  // govern (shm within a host).
+  const char* net = nullptr;
+  // Whether this rank can open it (a library and a device are there), or nullptr for always.
+  // Asked once per communicator; `why` says what is missing.
+  bool (*opens)(const Config& config, std::string* why) = nullptr;
   size_t (*chunkBytes)(const Config& config);  // the largest payload one message carries
   // The settings that must agree across ranks, as "NAME=value" text for the error if not.
   std::string (*mustAgree)(const Config& config);
@@ -59,6 +68,10 @@ const std::vector<TransportEntry>& registeredTransports();
 Status checkTransportNames(const std::string& spec);
 // Whether that setting lets transport `name` carry any pair.
 bool transportAllowed(const std::string& spec, const char* name);
+// Whether CHORUS_TRANSPORT or CHORUS_NET names this transport outright (not just "auto").
+bool transportForced(const Config& config, const char* name);
+// This rank's JobShape::opens bits, logging what keeps a forced transport from opening.
+uint32_t transportsThisRankOpens(const Config& config, int rank);
 
 // Which transport each of this rank's peers uses, and what the whole job uses.
 struct TransportChoice {

@@ -22,6 +22,7 @@ struct PeerInfo {
   int32_t pid;
   char settings[400];    // CHORUS_TRANSPORT and each transport's mustAgree(), which must match
   uint8_t recovery[24];  // where its recovery listener is (bootstrap wire address encoding)
+  uint32_t opens;        // the transports it can open (JobShape::opens)
 };
 
 std::string agreedSettings(const Config& config) {
@@ -57,14 +58,17 @@ Status Communicator::Impl::exchangeHosts(Deadline deadline, JobShape* job) {
     w.addr(recoveryAt);
     memcpy(me.recovery, w.buffer().data(), sizeof me.recovery);
   }
+  me.opens = transportsThisRankOpens(config, rank);
   const std::string mine = agreedSettings(config);
   snprintf(me.settings, sizeof me.settings, "%s", mine.c_str());
   std::vector<PeerInfo> all(static_cast<size_t>(size));
   CHORUS_RETURN_IF_ERROR(bootstrap->allgather(&me, sizeof me, all.data(), deadline));
   job->hostOf.assign(size_t(size), -1);
+  job->opens.assign(size_t(size), 0);
   recoveryAddrs.assign(size_t(size), SockAddr());
   for (int q = 0; q < size; ++q) {
     const PeerInfo& p = all[size_t(q)];
+    job->opens[size_t(q)] = p.opens;
     boot::Reader rd(p.recovery, sizeof p.recovery);
     (void)rd.addr(&recoveryAddrs[size_t(q)]);
     if (strncmp(p.settings, me.settings, sizeof me.settings) != 0)

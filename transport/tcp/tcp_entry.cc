@@ -9,6 +9,7 @@ TransportEntry tcpTransportEntry() {
   TransportEntry e;
   e.name = "tcp";
   e.priority = 100;
+  e.net = "socket";
   e.canReach = [](const JobShape&, int, int, MemoryKind kind) { return kind == MemoryKind::Host; };
   e.chunkBytes = [](const Config& c) { return c.tcpChunkBytes; };
   e.mustAgree = [](const Config& c) {
