@@ -284,7 +284,10 @@ int OfiNic::poll(RdmaEvent* events, int max) {
   int got = 0;
   auto take = [&](const fi_cq_data_entry& e) {
     const uintptr_t ctx = reinterpret_cast<uintptr_t>(e.op_context);
-    if (e.flags & FI_REMOTE_CQ_DATA) {
+    // A peer's write with data lands as a remote write (or, where FI_RX_CQ_DATA, a receive);
+    // the completion of this rank's own write may echo FI_REMOTE_CQ_DATA too.
+    const bool landed = (e.flags & FI_REMOTE_CQ_DATA) && (e.flags & (FI_REMOTE_WRITE | FI_RECV));
+    if (landed) {
       events[got].kind = RdmaEvent::kArrived;
       events[got].imm = uint32_t(e.data);
       ++got;
