@@ -154,6 +154,16 @@ TEST(BenchTest, TableHasTheNcclTestsColumns) {
     EXPECT_NE(r.out.find(col), std::string::npos) << col << "\n" << r.out;
 }
 
+// Each choice of --placement runs (a dangling reference once crashed every one of them).
+TEST(BenchTest, PlacementChoosesTheColumnsMeasured) {
+  for (const char* p : {"oop", "ip", "both"}) {
+    SCOPED_TRACE(p);
+    Result r = underChorusRun(2, std::string("allreduce -b 64 -e 64 -n 3 -w 1 --csv --placement ") + p);
+    ASSERT_EQ(r.code, 0) << r.out;
+    EXPECT_NE(r.out.find("chorus,allreduce,2,64,"), std::string::npos) << r.out;
+  }
+}
+
 TEST(BenchTest, JsonIsAnArrayOfRows) {
   Result r = underChorusRun(2, "allgather -b 64 -e 128 -n 3 -w 1 --json");
   ASSERT_EQ(r.code, 0) << r.out;

@@ -74,7 +74,7 @@ void collectiveOptions(CLI::App& c, Options* o) {
   cli::checked(
       c, "--placement",
       [o](const std::string& opt, const std::string& v) {
-        const std::string& p = cli::parseChoice(opt, v, {"oop", "ip", "both"});
+        const std::string p = cli::parseChoice(opt, v, {"oop", "ip", "both"});
         o->placement = p == "oop"  ? Placement::OutOfPlace
                        : p == "ip" ? Placement::InPlace
                                    : Placement::Both;

@@ -64,7 +64,7 @@ void parseSizeRange(const std::string& option, const std::string& text, uint64_t
   *hi = uint64_t(*b);
 }
 
-const std::string& parseChoice(const std::string& option, const std::string& text,
+std::string parseChoice(const std::string& option, const std::string& text,
                                const std::vector<std::string>& accepted) {
   for (const std::string& a : accepted)
     if (a == text) return a;

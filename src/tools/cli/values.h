@@ -24,8 +24,8 @@ double parseReal(const std::string& option, const std::string& text, double lo, 
 uint64_t parseSize(const std::string& option, const std::string& text);
 // MIN:MAX, or one size for both, with 0 < MIN <= MAX.
 void parseSizeRange(const std::string& option, const std::string& text, uint64_t* lo, uint64_t* hi);
-const std::string& parseChoice(const std::string& option, const std::string& text,
-                               const std::vector<std::string>& accepted);
+std::string parseChoice(const std::string& option, const std::string& text,
+                        const std::vector<std::string>& accepted);
 
 // The shortest spelling parseSize reads back: 65536 -> "64K".
 std::string sizeText(uint64_t bytes);
