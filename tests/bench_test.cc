@@ -158,7 +158,8 @@ TEST(BenchTest, TableHasTheNcclTestsColumns) {
 TEST(BenchTest, PlacementChoosesTheColumnsMeasured) {
   for (const char* p : {"oop", "ip", "both"}) {
     SCOPED_TRACE(p);
-    Result r = underChorusRun(2, std::string("allreduce -b 64 -e 64 -n 3 -w 1 --csv --placement ") + p);
+    Result r =
+        underChorusRun(2, std::string("allreduce -b 64 -e 64 -n 3 -w 1 --csv --placement ") + p);
     ASSERT_EQ(r.code, 0) << r.out;
     EXPECT_NE(r.out.find("chorus,allreduce,2,64,"), std::string::npos) << r.out;
   }

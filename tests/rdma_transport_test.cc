@@ -4,8 +4,8 @@
 // turns into an error on every rank; strangers and garbage on every listening socket of a rank
 // change nothing; and the choice of network: auto falls back to TCP where no RDMA device is,
 // while CHORUS_NET=ib fails on every rank saying what is missing.
-#include <gtest/gtest.h>
 #include <arpa/inet.h>
+#include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <unistd.h>

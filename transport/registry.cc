@@ -68,7 +68,8 @@ bool transportAllowed(const std::string& spec, const char* name) {
 }
 
 bool transportForced(const Config& config, const char* name) {
-  return config.net == name || (config.transport != "auto" && transportAllowed(config.transport, name));
+  return config.net == name ||
+         (config.transport != "auto" && transportAllowed(config.transport, name));
 }
 
 // Whether CHORUS_NET lets this entry carry a pair of ranks on different hosts.
@@ -86,7 +87,8 @@ uint32_t transportsThisRankOpens(const Config& config, int rank) {
     if (!e.opens || (wanted && e.opens(config, &why))) {
       bits |= uint32_t(1) << k;
     } else if (wanted && transportForced(config, e.name)) {
-      LOG_WARN(kLogInit, "rank %d: %s cannot be opened, though CHORUS_NET/CHORUS_TRANSPORT names it: %s",
+      LOG_WARN(kLogInit,
+               "rank %d: %s cannot be opened, though CHORUS_NET/CHORUS_TRANSPORT names it: %s",
                rank, e.name, why.c_str());
     } else if (wanted) {
       LOG_INFO(kLogInit, "rank %d: no %s between hosts (%s); TCP carries them", rank, e.name,

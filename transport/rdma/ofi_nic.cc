@@ -15,12 +15,12 @@
 #include <rdma/fi_eq.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstring>
 #include <mutex>
-#include <sys/uio.h>
 
 #include "common/log.h"
 #include "common/socket.h"
@@ -76,7 +76,9 @@ std::string OfiNic::describe() const {
          std::string(info_->domain_attr->name ? info_->domain_attr->name : "?");
 }
 
-bool OfiNic::softwareOnly() const { return softwareProvider(info_->fabric_attr->prov_name); }
+bool OfiNic::softwareOnly() const {
+  return softwareProvider(info_->fabric_attr->prov_name);
+}
 
 int OfiNic::maxGather() const {
   size_t n = info_->tx_attr->iov_limit;
@@ -84,8 +86,9 @@ int OfiNic::maxGather() const {
 }
 
 Status OfiNic::fail(const char* call, int ret) const {
-  return Status::SystemError("libfabric " + std::string(info_ ? info_->fabric_attr->prov_name : "") +
-                             ": " + lib_->describe(call, ret));
+  return Status::SystemError("libfabric " +
+                             std::string(info_ ? info_->fabric_attr->prov_name : "") + ": " +
+                             lib_->describe(call, ret));
 }
 
 Status OfiNic::open(const RdmaNicOptions& o) {
@@ -128,9 +131,9 @@ Status OfiNic::open(const RdmaNicOptions& o) {
       fi_info* h = lib_->dupinfo(hints);
       free(h->fabric_attr->prov_name);
       h->fabric_attr->prov_name = strdup(prov);
-      int r = node.empty() ? -FI_ENODATA
-                           : lib_->getinfo(FI_VERSION(1, 9), node.c_str(), nullptr, FI_SOURCE, h,
-                                           &bound);
+      int r = node.empty()
+                  ? -FI_ENODATA
+                  : lib_->getinfo(FI_VERSION(1, 9), node.c_str(), nullptr, FI_SOURCE, h, &bound);
       lib_->freeinfo(h);
       if (r != 0 || !bound) continue;
       info_ = lib_->dupinfo(bound);
@@ -175,15 +178,22 @@ Status OfiNic::registerMemory(void* p, size_t bytes, std::unique_ptr<RdmaRegion>
   fid_mr* mr = nullptr;
   const uint64_t key = nextKey_.fetch_add(1);
   int ret = fi_mr_reg(domain_, p, bytes, access, 0, key, 0, &mr, nullptr);
-  if (ret) return fail("fi_mr_reg", ret).withContext("registering " + std::to_string(bytes) + " bytes");
+  if (ret)
+    return fail("fi_mr_reg", ret).withContext("registering " + std::to_string(bytes) + " bytes");
   const bool virtualAddresses = (info_->domain_attr->mr_mode & FI_MR_VIRT_ADDR) != 0;
   out->reset(new OfiRegion(mr, static_cast<const char*>(p), virtualAddresses));
   return Status::Ok();
 }
 
-uint64_t OfiRegion::key() const { return fi_mr_key(mr_); }
-void* OfiRegion::desc() const { return fi_mr_desc(mr_); }
-OfiRegion::~OfiRegion() { fi_close(&mr_->fid); }
+uint64_t OfiRegion::key() const {
+  return fi_mr_key(mr_);
+}
+void* OfiRegion::desc() const {
+  return fi_mr_desc(mr_);
+}
+OfiRegion::~OfiRegion() {
+  fi_close(&mr_->fid);
+}
 
 Status OfiNic::prepare(int rank, int size, const std::vector<int>& peers, int lanes,
                        std::vector<uint8_t>* description) {
@@ -201,7 +211,8 @@ Status OfiNic::prepare(int rank, int size, const std::vector<int>& peers, int la
     if (ret) return fail("fi_endpoint", ret);
     eps_.push_back(ep);
     if ((ret = fi_ep_bind(ep, &av_->fid, 0))) return fail("fi_ep_bind(av)", ret);
-    if ((ret = fi_ep_bind(ep, &cq_->fid, FI_TRANSMIT | FI_RECV))) return fail("fi_ep_bind(cq)", ret);
+    if ((ret = fi_ep_bind(ep, &cq_->fid, FI_TRANSMIT | FI_RECV)))
+      return fail("fi_ep_bind(cq)", ret);
     if ((ret = fi_enable(ep))) return fail("fi_enable", ret);
     size_t len = kMaxAddrBytes;
     if ((ret = fi_getname(&ep->fid, d.addrs[l], &len))) return fail("fi_getname", ret);
@@ -215,25 +226,28 @@ Status OfiNic::prepare(int rank, int size, const std::vector<int>& peers, int la
 
 Status OfiNic::connect(int peer, const uint8_t* description, size_t bytes) {
   Description d;
-  if (bytes < sizeof d) return Status::RemoteError("libfabric: rank " + std::to_string(peer) + " sent a truncated endpoint description");
+  if (bytes < sizeof d)
+    return Status::RemoteError("libfabric: rank " + std::to_string(peer) +
+                               " sent a truncated endpoint description");
   memcpy(&d, description, sizeof d);
   d.provider[sizeof d.provider - 1] = 0;
   if (d.magic != kMagic || d.addrBytes > kMaxAddrBytes)
     return Status::RemoteError("libfabric: rank " + std::to_string(peer) +
                                " sent a malformed endpoint description");
   if (strcmp(d.provider, info_->fabric_attr->prov_name) != 0)
-    return Status::InvalidArgument(
-        "libfabric: rank " + std::to_string(peer) + " uses provider " + d.provider +
-        " and this rank " + info_->fabric_attr->prov_name +
-        "; set CHORUS_OFI_PROVIDER alike on every rank");
+    return Status::InvalidArgument("libfabric: rank " + std::to_string(peer) + " uses provider " +
+                                   d.provider + " and this rank " + info_->fabric_attr->prov_name +
+                                   "; set CHORUS_OFI_PROVIDER alike on every rank");
   if (int(d.lanes) != lanes_)
     return Status::InvalidArgument("libfabric: rank " + std::to_string(peer) + " has " +
-                                    std::to_string(d.lanes) + " lanes, this rank " +
-                                    std::to_string(lanes_) + "; set CHORUS_RDMA_LANES alike");
+                                   std::to_string(d.lanes) + " lanes, this rank " +
+                                   std::to_string(lanes_) + "; set CHORUS_RDMA_LANES alike");
   for (int l = 0; l < lanes_; ++l) {
     fi_addr_t a = FI_ADDR_NOTAVAIL;
     int n = fi_av_insert(av_, d.addrs[l], 1, &a, 0, nullptr);
-    if (n != 1) return fail("fi_av_insert", n < 0 ? n : -FI_EINVAL).withContext("rank " + std::to_string(peer));
+    if (n != 1)
+      return fail("fi_av_insert", n < 0 ? n : -FI_EINVAL)
+          .withContext("rank " + std::to_string(peer));
     addrs_[size_t(peer) * size_t(lanes_) + size_t(l)] = a;
   }
   return Status::Ok();
@@ -311,9 +325,9 @@ int OfiNic::poll(RdmaEvent* events, int max) {
       if (fi_cq_readerr(cq_, &err, 0) == 1) {
         events[got].kind = RdmaEvent::kFailed;
         events[got].context = err.op_context;
-        events[got].error = describe() + ": a write failed: " + lib_->strerror(err.err) +
-                            " (provider: " +
-                            fi_cq_strerror(cq_, err.prov_errno, err.err_data, nullptr, 0) + ")";
+        events[got].error =
+            describe() + ": a write failed: " + lib_->strerror(err.err) +
+            " (provider: " + fi_cq_strerror(cq_, err.prov_errno, err.err_data, nullptr, 0) + ")";
         ++got;
       }
       continue;

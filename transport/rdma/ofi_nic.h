@@ -66,11 +66,11 @@ class OfiNic final : public RdmaNic {
   fid_domain* domain_ = nullptr;
   fid_av* av_ = nullptr;
   fid_cq* cq_ = nullptr;
-  std::vector<fid_ep*> eps_;         // by lane
-  std::vector<fi_addr_t> addrs_;     // by peer * lanes + lane
+  std::vector<fid_ep*> eps_;      // by lane
+  std::vector<fi_addr_t> addrs_;  // by peer * lanes + lane
   int lanes_ = 0;
-  bool rxCqData_ = false;            // remote CQ data consumes a posted receive
-  bool canSleep_ = true;             // the CQ has a wait object (fi_cq_sread)
+  bool rxCqData_ = false;               // remote CQ data consumes a posted receive
+  bool canSleep_ = true;                // the CQ has a wait object (fi_cq_sread)
   std::deque<fi_cq_data_entry> ready_;  // read while waiting or posting, not yet polled
   std::atomic<uint64_t> nextKey_{1};
 };

@@ -55,19 +55,18 @@ bool RdmaConnection::postSend(const WireHeader& h, MemRef data, Completion* sent
   send_.before();
   std::string error;
   const RdmaTarget target{remote_.fifoAddr + uint64_t(slot) * slotBytes, remote_.fifoKey};
-  const PostResult r =
-      t_->nic_->write(peer_, int(seq % uint64_t(t_->opts_.lanes)), gather, n, target,
-                      encodeImm(ImmKind::kData, t_->rank_, uint32_t(slot)),
-                      writeContext(1, peer_, slot), &error);
+  const PostResult r = t_->nic_->write(peer_, int(seq % uint64_t(t_->opts_.lanes)), gather, n,
+                                       target, encodeImm(ImmKind::kData, t_->rank_, uint32_t(slot)),
+                                       writeContext(1, peer_, slot), &error);
   if (r != PostResult::kPosted) {
     send_.notPosted();
     inFlight_.fetch_sub(1, std::memory_order_acq_rel);
     busy_[size_t(slot)].store(0, std::memory_order_release);
     if (lent) t_->cache_->release(lent);
     if (r == PostResult::kFailed)
-      t_->raise(Status::SystemError(std::string(t_->name_) + ": rank " +
-                                    std::to_string(t_->rank_) + " could not post a message to rank " +
-                                    std::to_string(peer_) + ": " + error));
+      t_->raise(Status::SystemError(std::string(t_->name_) + ": rank " + std::to_string(t_->rank_) +
+                                    " could not post a message to rank " + std::to_string(peer_) +
+                                    ": " + error));
     else
       t_->nic_->interruptWait();  // the queue is full: let the progress thread drain it
     return false;

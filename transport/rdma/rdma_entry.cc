@@ -19,7 +19,9 @@ namespace {
 using OpenNic = Status (*)(const RdmaNicOptions&, std::unique_ptr<RdmaNic>*);
 
 // Whether CHORUS_NET or CHORUS_TRANSPORT names it: then libfabric's tcp and sockets count.
-bool forcedBy(const Config& c, const char* name) { return transportForced(c, name); }
+bool forcedBy(const Config& c, const char* name) {
+  return transportForced(c, name);
+}
 
 bool rdmaDeviceListed() {
   for (const char* dir : {"/sys/class/infiniband", "/sys/class/cxi"}) {
@@ -40,8 +42,8 @@ bool probe(const char* name, OpenNic open, const Config& c, std::string* why) {
   static std::map<std::string, std::pair<bool, std::string>> known;
   const RdmaOptions o = RdmaOptions::fromConfig(c);
   const bool forced = forcedBy(c, name);
-  const std::string key = std::string(name) + "|" + o.ofiProvider + "|" + o.ibHca + "|" +
-                          o.ifname + "|" + (forced ? "1" : "0");
+  const std::string key = std::string(name) + "|" + o.ofiProvider + "|" + o.ibHca + "|" + o.ifname +
+                          "|" + (forced ? "1" : "0");
   // Unasked, look for a device first: loading libfabric's providers costs ~0.3 s, and every
   // RDMA NIC either provider drives (InfiniBand, RoCE, EFA, Omni-Path; Slingshot) is listed
   // in sysfs.

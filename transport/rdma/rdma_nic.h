@@ -96,7 +96,7 @@ class RdmaNic {
 // Opening a provider. `why` says what is missing when none can be opened (no library, no
 // device, no port up, no provider with the needed capabilities).
 struct RdmaNicOptions {
-  std::string ofiProvider;  // libfabric: provider name to use ("tcp", "efa"); empty: best found
+  std::string ofiProvider;     // libfabric: provider name to use ("tcp", "efa"); empty: best found
   bool ofiSoftwareOk = false;  // libfabric: tcp/sockets/udp count (they do when forced)
   std::string ifname;          // libfabric on IP providers: CHORUS_SOCKET_IFNAME's rule
   bool loopbackOk = false;     // every rank is on this host: the loopback interface will do

@@ -23,8 +23,7 @@ Status RdmaOptions::validate() const {
     return Status::InvalidArgument("CHORUS_NET='" + net +
                                    "': expected auto, ib (verbs), ofi (libfabric) or socket (TCP)");
   if (lanes < 1 || lanes > 16)
-    return Status::InvalidArgument("CHORUS_RDMA_LANES must be 1..16, not " +
-                                   std::to_string(lanes));
+    return Status::InvalidArgument("CHORUS_RDMA_LANES must be 1..16, not " + std::to_string(lanes));
   if (chunkBytes < 4096 || chunkBytes % 64 || chunkBytes > (size_t(1) << 30))
     return Status::InvalidArgument(
         "CHORUS_RDMA_CHUNK_BYTES must be a multiple of 64 between 4 KiB and 1 GiB, not " +

@@ -69,8 +69,8 @@ Status RdmaTransport::allocate(Bootstrap* bs) {
   auto make = [&](Span* s, size_t bytes, const char* what) -> Status {
     void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
-      return Status::FromErrno(errno, std::string(name_) + ": allocating " +
-                                          std::to_string(bytes) + " bytes for the " + what);
+      return Status::FromErrno(errno, std::string(name_) + ": allocating " + std::to_string(bytes) +
+                                          " bytes for the " + what);
     s->base = static_cast<char*>(p);
     s->bytes = bytes;
     return nic_->registerMemory(p, bytes, &s->region)
@@ -127,7 +127,8 @@ Status RdmaTransport::exchange(Bootstrap* bs, Deadline deadline) {
     if (sizes[size_t(q)] < need)
       return Status::RemoteError(std::string(name_) + ": rank " + std::to_string(q) +
                                  " published no endpoints (it could not open its NIC, or it "
-                                 "does not reach this rank over " + name_ + ")");
+                                 "does not reach this rank over " +
+                                 name_ + ")");
     CHORUS_RETURN_IF_ERROR(nic_->connect(q, theirs + 4, n).withContext(name_));
     RemoteRecord r;
     memcpy(&r, theirs + 4 + n + sizeof(RemoteRecord) * size_t(rank_), sizeof r);
@@ -135,9 +136,9 @@ Status RdmaTransport::exchange(Bootstrap* bs, Deadline deadline) {
   }
   if (!peers_.empty())
     LOG_INFO(kLogNet,
-             "rank %d: %s over %s to %zu peer(s): %d lane(s), %zu-byte chunks, %d slots, %s",
-             rank_, name_, nic_->describe().c_str(), peers_.size(), opts_.lanes,
-             opts_.chunkBytes, opts_.slots,
+             "rank %d: %s over %s to %zu peer(s): %d lane(s), %zu-byte chunks, %d slots, %s", rank_,
+             name_, nic_->describe().c_str(), peers_.size(), opts_.lanes, opts_.chunkBytes,
+             opts_.slots,
              copyOnly_ ? "payloads copied through registered staging"
                        : "large payloads written from the caller's buffers");
   return Status::Ok();
@@ -162,7 +163,6 @@ void RdmaTransport::raise(const Status& st) {
 
 void RdmaTransport::threadMain() {
   RdmaEvent events[64];
-  int64_t idleSince = nowNs();
   while (!stop_.load(std::memory_order_acquire)) {
     const int n = nic_->poll(events, 64);
     bool news = false;
@@ -173,13 +173,10 @@ void RdmaTransport::threadMain() {
     if (creditsOwed_.exchange(false))
       for (int q : peers_) flushCredits(*conns_[size_t(q)]);
     if (news) hooks_.doorbell->ring();
-    if (n) {
-      idleSince = nowNs();
-      continue;
-    }
-    // Spin a little after activity (a reply tends to follow), then sleep in the provider.
-    if (nowNs() - idleSince < 20000) continue;
-    nic_->waitForEvents(100);
+    // Sleep in the provider as soon as nothing is left: it wakes on the next completion, and
+    // the executor spins already. Spinning here too measured 81 us against 54 us for an 8-byte
+    // ping-pong on 2 cores, where four threads spinning leave none to the work.
+    if (!n) nic_->waitForEvents(100);
   }
 }
 
@@ -213,8 +210,10 @@ void RdmaTransport::handle(const RdmaEvent& e) {
   const int peer = int((ctx >> 16) & 0xffffffffu);
   RdmaConnection* c = peer < size_ ? conns_[size_t(peer)].get() : nullptr;
   if (!c) return;
-  if (kind == WriteKind::kData) c->written(int(ctx & 0xffff));
-  else c->inFlight_.fetch_sub(1, std::memory_order_acq_rel);
+  if (kind == WriteKind::kData)
+    c->written(int(ctx & 0xffff));
+  else
+    c->inFlight_.fetch_sub(1, std::memory_order_acq_rel);
   if (e.kind != RdmaEvent::kFailed) return;
   // A credit or goodbye that fails matters only if data follows, and then that fails too; a
   // peer that has left refuses them, which is no error.
@@ -230,8 +229,8 @@ void RdmaTransport::handle(const RdmaEvent& e) {
 }
 
 void* writeContext(int kind, int peer, int slot) {
-  return reinterpret_cast<void*>(uintptr_t(uint64_t(kind) << 56 | uint64_t(peer) << 16 |
-                                           uint64_t(slot)));
+  return reinterpret_cast<void*>(
+      uintptr_t(uint64_t(kind) << 56 | uint64_t(peer) << 16 | uint64_t(slot)));
 }
 
 bool RdmaTransport::postControl(int peer, const RdmaGather& g, RdmaTarget target, uint32_t imm,

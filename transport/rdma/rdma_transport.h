@@ -64,11 +64,11 @@ class RdmaConnection final : public Connection {
   char* staging_ = nullptr;  // this rank's ring of outgoing headers and copied payloads
   SendWindow send_;
   ReceiveWindow receive_;
-  std::unique_ptr<std::atomic<int64_t>[]> doneSeq_;   // by slot: the last message written
-  std::unique_ptr<std::atomic<uint8_t>[]> busy_;      // by slot: a write out of it is posted
-  std::unique_ptr<uint64_t[]> postedSeq_;             // by slot: the message it carries
+  std::unique_ptr<std::atomic<int64_t>[]> doneSeq_;  // by slot: the last message written
+  std::unique_ptr<std::atomic<uint8_t>[]> busy_;     // by slot: a write out of it is posted
+  std::unique_ptr<uint64_t[]> postedSeq_;            // by slot: the message it carries
   std::unique_ptr<std::atomic<const RdmaRegion*>[]> lentRegion_;  // by slot: caller memory read
-  std::atomic<int> inFlight_{0};                      // writes posted and not yet finished
+  std::atomic<int> inFlight_{0};  // writes posted and not yet finished
   std::atomic<bool> goodbyeSeen_{false};
   std::atomic<uint64_t> goodbyeTotal_{0};
 };

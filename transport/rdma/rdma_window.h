@@ -57,6 +57,7 @@ class SendWindow {
   bool credit(uint32_t n) {
     return returned_.fetch_add(n, std::memory_order_acq_rel) + n <= sentShared();
   }
+
  private:
   uint64_t sentShared() const { return sentShared_.load(std::memory_order_acquire); }
   const uint64_t slots_;

@@ -46,7 +46,8 @@ void RegistrationCache::evictIdle() {
   while (byStart_.size() >= capacity_) {
     auto victim = byStart_.end();
     for (auto it = byStart_.begin(); it != byStart_.end(); ++it)
-      if (it->second.inUse == 0 && (victim == byStart_.end() || it->second.lastUse < victim->second.lastUse))
+      if (it->second.inUse == 0 &&
+          (victim == byStart_.end() || it->second.lastUse < victim->second.lastUse))
         victim = it;
     if (victim == byStart_.end()) return;  // all in use: grow past capacity for now
     byStart_.erase(victim);

@@ -23,7 +23,8 @@ namespace chorus {
 class RegistrationCache {
  public:
   using Register = std::function<Status(void* p, size_t bytes, std::unique_ptr<RdmaRegion>*)>;
-  RegistrationCache(Register reg, size_t capacity) : register_(std::move(reg)), capacity_(capacity) {}
+  RegistrationCache(Register reg, size_t capacity)
+      : register_(std::move(reg)), capacity_(capacity) {}
 
   // A registration covering [p, p + bytes), marked in use until release(). Thread-safe.
   Status acquire(const void* p, size_t bytes, const RdmaRegion** out);

@@ -65,7 +65,7 @@ void parseSizeRange(const std::string& option, const std::string& text, uint64_t
 }
 
 std::string parseChoice(const std::string& option, const std::string& text,
-                               const std::vector<std::string>& accepted) {
+                        const std::vector<std::string>& accepted) {
   for (const std::string& a : accepted)
     if (a == text) return a;
   throw BadValue(option, text, "wants " + listText(accepted));
