@@ -62,13 +62,40 @@ struct Description {
 }  // namespace
 
 OfiNic::~OfiNic() {
-  for (fid_ep* ep : eps_)
-    if (ep) fi_close(&ep->fid);
+  disconnect(false);
   if (cq_) fi_close(&cq_->fid);
   if (av_) fi_close(&av_->fid);
   if (domain_) fi_close(&domain_->fid);
   if (fabric_) fi_close(&fabric_->fid);
   if (info_) lib_->freeinfo(info_);
+}
+
+void OfiNic::disconnect(bool broken) {
+  // libfabric 1.17's ofi_rxm can crash in fi_close on an endpoint with a connection to a
+  // cut-off peer (it flushes a cancelled completion that has no context). Such an endpoint,
+  // and the objects under it, are left open for the rest of the process: a failed
+  // communicator costs a few sockets rather than the process.
+  if (broken && !eps_.empty() && strstr(info_->fabric_attr->prov_name, "ofi_rxm")) {
+    LOG_INFO(kLogNet, "%s: the communicator failed; its endpoints stay open until exit",
+             describe().c_str());
+    static std::mutex mutex;
+    static auto* parked = new std::vector<void*>();  // keeps them reachable until exit
+    std::lock_guard<std::mutex> lock(mutex);
+    for (fid_ep* ep : eps_) parked->push_back(ep);
+    for (void* object : {static_cast<void*>(cq_), static_cast<void*>(av_),
+                         static_cast<void*>(domain_), static_cast<void*>(fabric_)})
+      parked->push_back(object);
+    eps_.clear();
+    cq_ = nullptr;
+    av_ = nullptr;
+    domain_ = nullptr;
+    fabric_ = nullptr;
+    return;
+  }
+  for (fid_ep*& ep : eps_) {
+    if (ep) fi_close(&ep->fid);
+    ep = nullptr;
+  }
 }
 
 std::string OfiNic::describe() const {

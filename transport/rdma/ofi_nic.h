@@ -50,6 +50,7 @@ class OfiNic final : public RdmaNic {
   int poll(RdmaEvent* events, int max) override;
   void waitForEvents(int timeoutMs) override;
   void interruptWait() override;
+  void disconnect(bool broken) override;
 
  private:
   // Contexts of the zero-byte receives FI_RX_CQ_DATA providers consume; the lane in the low bits.

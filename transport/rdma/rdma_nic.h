@@ -91,6 +91,12 @@ class RdmaNic {
   // Sleeps until poll() may have something, interruptWait() is called, or `timeoutMs` passed.
   virtual void waitForEvents(int timeoutMs) = 0;
   virtual void interruptWait() = 0;
+
+  // Closes every endpoint (queue pair): nothing lands in or is read from registered memory
+  // after it, so the regions can be released; teardown calls it before releasing them.
+  // `broken`: the communicator failed (a peer dead, cut off or hung) or writes are still
+  // queued; a provider may then be unable to close its endpoints cleanly.
+  virtual void disconnect(bool broken) = 0;
 };
 
 // Opening a provider. `why` says what is missing when none can be opened (no library, no

@@ -290,8 +290,8 @@ void RdmaTransport::sayGoodbye() {
 }
 
 RdmaTransport::~RdmaTransport() {
+  bool failed = raised_.load() || (hooks_.failed && hooks_.failed->load());
   if (thread_.joinable()) {
-    const bool failed = raised_.load() || (hooks_.failed && hooks_.failed->load());
     // Messages already posted reach their peers before the goodbye that counts them.
     if (!failed) {
       waitForWrites(opts_.timeoutSec);
@@ -301,8 +301,10 @@ RdmaTransport::~RdmaTransport() {
     stop_.store(true, std::memory_order_release);
     nic_->interruptWait();
     thread_.join();
+    for (int q : peers_) failed |= conns_[size_t(q)]->inFlight_.load() != 0;
   }
   conns_.clear();
+  if (nic_) nic_->disconnect(failed);
   cache_.reset();
   for (Span* s : {&fifos_, &staging_, &ctrl_, &sources_}) s->region.reset();
   nic_.reset();

@@ -82,8 +82,7 @@ Status VerbsNic::setUp() {
 VerbsNic::~VerbsNic() {
   // Queue pairs, then the CQ they complete on, its channel, the PD, the device. Regions must
   // be gone by now: a PD with memory registered in it cannot be freed.
-  for (auto& lane : lanes_)
-    if (lane->qp) lib_.destroyQp(lane->qp);
+  disconnect(false);
   if (cq_) lib_.destroyCq(cq_);
   if (channel_) lib_.destroyCompChannel(channel_);
   if (pd_ && lib_.deallocPd(pd_))
@@ -91,6 +90,13 @@ VerbsNic::~VerbsNic() {
              describe().c_str());
   if (port_.context) lib_.closeDevice(port_.context);
   if (wakeFd_ >= 0) close(wakeFd_);
+}
+
+void VerbsNic::disconnect(bool /*broken*/) {
+  for (auto& lane : lanes_) {
+    if (lane->qp) lib_.destroyQp(lane->qp);
+    lane->qp = nullptr;
+  }
 }
 
 std::string VerbsNic::describe() const {

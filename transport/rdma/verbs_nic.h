@@ -40,6 +40,7 @@ class VerbsNic final : public RdmaNic {
   int poll(RdmaEvent* events, int max) override;
   void waitForEvents(int timeoutMs) override;
   void interruptWait() override;
+  void disconnect(bool broken) override;
 
  private:
   VerbsNic(const VerbsLibrary& lib, const VerbsPort& port, const RdmaNicOptions& options);
