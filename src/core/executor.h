@@ -58,6 +58,8 @@ struct ExecEnv {
   std::function<Status()> failure;
   std::function<bool(int)> peerLeft;  // has this peer left the job cleanly?
   int64_t spinNs = 50000;
+  // Idle polls that spin without yielding the core before the spin yields (Executor::run).
+  uint64_t busyPolls = 64;
   bool readyNotices = true;            // Config::checkCalls (executor_notices.cc)
   FlightRecorder* recorder = nullptr;  // told whom a call waits on before each sleep
 

@@ -28,8 +28,8 @@ T* at(void* base, size_t offset) {
 }  // namespace
 
 // One direction of traffic each way between this rank and one peer. The writer caches the
-// reader's tail (and the reader the writer's head) so a busy ring touches the other side's
-// cache line only when its cached view says it must.
+// reader's tail, so a busy ring touches the reader's cache line only when its cached view says
+// the ring is full; the reader polls the next slot's sequence word, nothing else.
 class ShmTransport::ShmConnection final : public Connection {
  public:
   ShmConnection(void* base, int me, int peer) {
@@ -41,8 +41,6 @@ class ShmTransport::ShmConnection final : public Connection {
     outSlots_ = at<char>(base, L.ringSlotsOffset(me, peer));
     inSlots_ = at<char>(base, L.ringSlotsOffset(peer, me));
     peerBell_ = at<DoorbellWord>(base, L.doorbellsOffset()) + peer;
-    head_ = out_->head.load(std::memory_order_relaxed);
-    tail_ = in_->tail.load(std::memory_order_relaxed);
   }
 
   // Copies into the peer's slot at once: *sent stays finished.
@@ -51,27 +49,29 @@ class ShmTransport::ShmConnection final : public Connection {
       peerTail_ = out_->tail.load(std::memory_order_acquire);
       if (head_ - peerTail_ >= slots_) return false;
     }
-    char* slot = outSlots_ + (head_ % slots_) * stride_;
-    reinterpret_cast<SlotHeader*>(slot)->wire = h;
-    if (h.bytes) memcpy(slot + sizeof(SlotHeader), data.ptr, h.bytes);
+    char* slot = outSlots_ + headSlot_ * stride_;
+    auto* sh = reinterpret_cast<SlotHeader*>(slot);
+    // The payload first, the header line last: the reader polls that line, and each of its
+    // looks takes the line away from us.
+    if (h.bytes) memcpy(payloadOf(sh, h.bytes), data.ptr, h.bytes);
+    sh->wire = h;
     ++head_;
-    out_->head.store(head_, std::memory_order_seq_cst);
+    if (++headSlot_ == slots_) headSlot_ = 0;
+    sh->seq.store(head_, std::memory_order_seq_cst);
     ringPeer();
     return true;
   }
 
   const WireHeader* peek(const void** payload) override {
-    if (tail_ == peerHead_) {
-      peerHead_ = in_->head.load(std::memory_order_acquire);
-      if (tail_ == peerHead_) return nullptr;
-    }
-    char* slot = inSlots_ + (tail_ % slots_) * stride_;
-    *payload = slot + sizeof(SlotHeader);
-    return &reinterpret_cast<SlotHeader*>(slot)->wire;
+    auto* sh = reinterpret_cast<SlotHeader*>(inSlots_ + tailSlot_ * stride_);
+    if (sh->seq.load(std::memory_order_acquire) != tail_ + 1) return nullptr;
+    *payload = payloadOf(sh, sh->wire.bytes);
+    return &sh->wire;
   }
 
   void release() override {
     ++tail_;
+    if (++tailSlot_ == slots_) tailSlot_ = 0;
     in_->tail.store(tail_, std::memory_order_seq_cst);
     ringPeer();  // the peer may be asleep waiting for this credit
   }
@@ -93,6 +93,9 @@ class ShmTransport::ShmConnection final : public Connection {
   // raising its doorbell's `sleeping`, or we see `sleeping` and wake it.
   void ringPeer() { peerBell_->ringAfterSeqCstStore(); }
 
+  static char* payloadOf(SlotHeader* sh, uint32_t bytes) {
+    return bytes <= kInlineBytes ? sh->inlinePayload : reinterpret_cast<char*>(sh + 1);
+  }
   std::string peerName() const { return "rank " + std::to_string(peerRank_); }
   Status checkRemote(const MemRef& remote, const char* what) const {
     if (!peerPid_)
@@ -115,8 +118,8 @@ class ShmTransport::ShmConnection final : public Connection {
   char* outSlots_;
   char* inSlots_;
   DoorbellWord* peerBell_;
-  uint64_t head_ = 0, peerTail_ = 0;  // writer side
-  uint64_t tail_ = 0, peerHead_ = 0;  // reader side
+  uint64_t head_ = 0, peerTail_ = 0, headSlot_ = 0;  // writer side: messages posted, ...
+  uint64_t tail_ = 0, tailSlot_ = 0;                 // reader side: messages taken, ...
 };
 
 Status ShmTransport::create(Bootstrap* bs, const std::vector<int>& hostOf, const ShmOptions& opts,
