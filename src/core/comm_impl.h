@@ -54,6 +54,9 @@ struct Communicator::Impl {
   std::map<std::tuple<Collective, int, int>, const Algorithm*> choices;
   std::map<std::tuple<Collective, int, int>, size_t> chunkChoices;  // Selection::chunkBytes
   std::unordered_map<OpDesc, Plan, OpDescHash> plans;
+  // The plan of the last call: a loop of the same call skips the hash (plans never move).
+  OpDesc lastDesc;
+  const Plan* lastPlan = nullptr;
   uint32_t opSeq = 0;  // collectives issued so far; travels in every message header
   // The last calls, for dumps on timeout, abort and SIGUSR1 (core/flight_recorder.h).
   std::unique_ptr<FlightRecorder> recorder;  // CHORUS_TRACE_BUFFER entries (0: off)
@@ -94,7 +97,7 @@ struct Communicator::Impl {
   Status currentError() const;  // the error, or else the suspect
   // Validates nothing: the entry points have. Runs `d` to completion, or queues it when a
   // group is open on this thread.
-  Status run(const OpDesc& d, const void* in, void* out, const void* premulScalar);
+  Status run(const OpDesc& d, bool inGroup, const void* in, void* out, const void* premulScalar);
 
   // One call made ready to execute: its plan, bound buffers and lowered op.
   struct Prepared {

@@ -64,9 +64,14 @@ Status Communicator::Impl::currentError() const {
 }
 
 Status Communicator::Impl::planFor(const OpDesc& d, const Plan** out) {
+  if (lastPlan && d == lastDesc) {
+    *out = lastPlan;
+    return Status::Ok();
+  }
   auto it = plans.find(d);
   if (it != plans.end()) {
-    *out = &it->second;
+    *out = lastPlan = &it->second;
+    lastDesc = d;
     return Status::Ok();
   }
   // Size classes are powers of two of the bytes each rank contributes.
@@ -91,7 +96,8 @@ Status Communicator::Impl::planFor(const OpDesc& d, const Plan** out) {
   s.chunkBytes = chunkChoices[key];
   const Chunking chunking = executor->env().chunking(dataTypeSize(d.dtype));
   it = plans.emplace(d, Plan::make(std::move(s), chunking)).first;
-  *out = &it->second;
+  *out = lastPlan = &it->second;
+  lastDesc = d;
   return Status::Ok();
 }
 
@@ -190,9 +196,9 @@ Status Communicator::Impl::failedRun(const Status& failure, const Prepared& p) {
   return st.withContext("rank " + std::to_string(rank) + ": " + d.toString());
 }
 
-Status Communicator::Impl::run(const OpDesc& d, const void* in, void* out,
+Status Communicator::Impl::run(const OpDesc& d, bool inGroup, const void* in, void* out,
                                const void* premulScalar) {
-  if (groupDepth() > 0) return enqueueInGroup(this, d, in, out, premulScalar);
+  if (inGroup) return enqueueInGroup(this, d, in, out, premulScalar);
   Prepared p;
   CHORUS_RETURN_IF_ERROR(prepare(d, in, out, premulScalar, &p));
   Status st = executor->run(*p.plan, p.desc, p.seq, p.op, p.bufs,
@@ -208,8 +214,9 @@ namespace {
 // Every call: checked and described once (core/call_args.h), then run.
 Status submit(Communicator::Impl& c, const CallArgs& a) {
   OpDesc d;
-  CHORUS_RETURN_IF_ERROR(checkCall(a, c.rank, c.size, groupDepth() > 0, &d));
-  return c.run(d, a.send, a.recv, a.red.scalar);
+  const bool inGroup = groupDepth() > 0;
+  CHORUS_RETURN_IF_ERROR(checkCall(a, c.rank, c.size, inGroup, &d));
+  return c.run(d, inGroup, a.send, a.recv, a.red.scalar);
 }
 
 }  // namespace

@@ -17,9 +17,26 @@ Plan Plan::make(Schedule s) {
 Plan Plan::make(Schedule s, const Chunking& c) {
   Plan p;
   p.index = ScheduleIndex(s, c);
-  findNoticeRoles(s, p.index, &p.owesNotice, &p.awaitsNotice);
+  p.start = RunStart::make(s, p.index);
   p.schedule = std::move(s);
   return p;
+}
+
+RunStart RunStart::make(const Schedule& s, const ScheduleIndex& index) {
+  RunStart r;
+  r.steps.resize(s.steps.size());
+  for (size_t i = 0; i < s.steps.size(); ++i) r.steps[i].chunks = index.chunks(int(i));
+  const auto firstWithChunks = [&](int i) {
+    while (i >= 0 && index.chunks(i) == 0) i = index.next(i);
+    return i;
+  };
+  const size_t peers = index.peers().size();
+  for (size_t k = 0; k < peers; ++k) {
+    r.sendHead.push_back(firstWithChunks(index.first(ScheduleIndex::channelId(int(k), true))));
+    r.recvHead.push_back(firstWithChunks(index.first(ScheduleIndex::channelId(int(k), false))));
+  }
+  findNoticeRoles(s, index, &r);
+  return r;
 }
 
 void Executor::start(const Plan& plan, const OpDesc& desc, uint32_t opSeq, RedOp reduceOp,
@@ -30,7 +47,8 @@ void Executor::start(const Plan& plan, const OpDesc& desc, uint32_t opSeq, RedOp
   op_ = reduceOp;
   bufs_ = &bufs;
   engine_ = bufs.engine;
-  cpu_ = engine_ == &CpuEngine::get() ? &CpuEngine::get() : nullptr;
+  CpuEngine* cpu = &CpuEngine::get();
+  cpu_ = engine_ == cpu ? cpu : nullptr;
   deadline_ = deadline;
   esize_ = dataTypeSize(desc.dtype);
   p2p_ = desc.coll == Collective::Send || desc.coll == Collective::Recv;
@@ -45,26 +63,30 @@ void Executor::start(const Plan& plan, const OpDesc& desc, uint32_t opSeq, RedOp
     expect_.root = -1;
   }
   index_ = &plan.index;
+  const RunStart* fresh = &plan.start;
   if (!plan.index.built()) {
     ownIndex_ = ScheduleIndex(plan.schedule, env_.chunking(esize_));
+    ownStart_ = RunStart::make(plan.schedule, ownIndex_);
     index_ = &ownIndex_;
+    fresh = &ownStart_;
   }
   first_ = 0;
-  state_.assign(steps_->size(), StepState{});
-  for (size_t i = 0; i < steps_->size(); ++i) state_[i].chunks = index_->chunks(int(i));
+  // Copies into vectors that keep their capacity: a warm call allocates nothing.
+  state_ = fresh->steps;
   if (!lent_.empty()) reclaimLent();  // a failed run left some: that memory is not ours now
-  const size_t peers = index_->peers().size();
-  sendHead_.assign(peers, -1);
-  recvHead_.assign(peers, -1);
-  for (size_t k = 0; k < peers; ++k) {
-    sendHead_[k] = skipDone(index_->first(ScheduleIndex::channelId(int(k), true)));
-    recvHead_[k] = skipDone(index_->first(ScheduleIndex::channelId(int(k), false)));
+  sendHead_ = fresh->sendHead;
+  recvHead_ = fresh->recvHead;
+  noticesOwed_ = noticesAwaited_ = 0;
+  if (!p2p_ && env_.readyNotices && fresh->noticesOwed + fresh->noticesAwaited) {
+    owesNotice_ = fresh->owesNotice;
+    awaitsNotice_ = fresh->awaitsNotice;
+    noticesOwed_ = fresh->noticesOwed;
+    noticesAwaited_ = fresh->noticesAwaited;
   }
-  planNotices();
 }
 
 // Whether the engine's outstanding work on this step, if any, has finished; if so it counts.
-bool Executor::inflightFinished(StepState& st) {
+bool Executor::inflightFinished(StepProgress& st) {
   if (st.inflight.finished()) return true;
   if (!engine_->test(st.inflight)) return false;
   st.inflight = {};
@@ -89,7 +111,7 @@ bool Executor::advanceSend(int i) {
   const Step& s = (*steps_)[i];
   const int k = slotOf(i);
   if (sendHead_[k] != i) return false;
-  StepState& st = state_[i];
+  StepProgress& st = state_[i];
   Connection* c = env_.conns[s.peer];
   const MemRef src = ref(s.src);
   WireHeader h = expect_;
@@ -119,7 +141,7 @@ bool Executor::advanceRecv(int i, Status* err) {
   const Step& s = (*steps_)[i];
   const int k = slotOf(i);
   if (recvHead_[k] != i) return false;
-  StepState& st = state_[i];
+  StepProgress& st = state_[i];
   Connection* c = env_.conns[s.peer];
   bool moved = false;
   if (!st.inflight.finished()) {
@@ -168,7 +190,7 @@ bool Executor::advanceRecv(int i, Status* err) {
 void Executor::postReceives(int i, Connection* c, MemRef dst) {
   const uint64_t window = c->receiveWindow();
   if (!window) return;
-  StepState& st = state_[i];
+  StepProgress& st = state_[i];
   if (st.posted < st.done) st.posted = st.done;
   while (st.posted < st.chunks && st.posted - st.done < window && depsReady(i, st.posted)) {
     const size_t bytes = chunkCount(i, st.posted) * esize_;
@@ -181,7 +203,7 @@ void Executor::postReceives(int i, Connection* c, MemRef dst) {
 
 bool Executor::advanceCopy(int i) {
   const Step& s = (*steps_)[i];
-  StepState& st = state_[i];
+  StepProgress& st = state_[i];
   if (!inflightFinished(st)) return false;
   // A bounded slice per pass, so that a large copy (an out-of-place allgather's own block)
   // overlaps the sends and receives after it instead of holding them back.
@@ -410,7 +432,7 @@ std::string Executor::blockedOn() const {
   if (const int w = firstWaitingStep(); w >= 0) {
     const size_t i = size_t(w);
     const Step& s = (*steps_)[i];
-    const StepState& st = state_[i];
+    const StepProgress& st = state_[i];
     const char* verb = s.kind == StepKind::Send ? "sending to" : "waiting for data from";
     where = std::string(", ") + verb + " rank " + std::to_string(s.peer) + " over " +
             transportName(s.peer) + " (step " + std::to_string(i + 1) + " of " +

@@ -22,6 +22,30 @@ namespace chorus {
 
 class FlightRecorder;
 
+// Where a run stands on one step.
+struct StepProgress {
+  uint64_t done = 0;
+  uint64_t chunks = 0;
+  uint64_t posted = 0;  // a receive's chunks offered to postReceive
+  // The engine's work on chunks [done, inflightTo) not yet finished (a receive holds its
+  // message until then). Never set on the CPU engine, which finishes before it returns.
+  Completion inflight;
+  uint64_t inflightTo = 0;
+};
+
+// What every run of a schedule starts from, worked out once with its index: a warm call
+// copies it instead of walking the schedule (Executor::start).
+struct RunStart {
+  std::vector<StepProgress> steps;
+  std::vector<int> sendHead, recvHead;  // by peer slot: the first step with chunks, or -1
+  // By peer slot, for a collective's ready notices (executor_notices.cc): 1 where this rank
+  // only receives from the peer (owes it one) / only sends to it (awaits one); and how many.
+  std::vector<uint8_t> owesNotice, awaitsNotice;
+  size_t noticesOwed = 0, noticesAwaited = 0;
+
+  static RunStart make(const Schedule& s, const ScheduleIndex& index);
+};
+
 // A Schedule and its index (channel order, chunks, what each chunk waits for), worked out once
 // when the schedule is cached.
 struct Plan {
@@ -29,9 +53,7 @@ struct Plan {
   // For the chunking of the executor that runs the plan (ExecEnv::chunking). A plan made
   // without one is indexed when a run starts: grouped point-to-point, built per call anyway.
   ScheduleIndex index;
-  // By peer slot of `index`, for a collective's ready notices (executor_notices.cc): 1 where
-  // this rank only receives from the peer (owes it one) / only sends to it (awaits one).
-  std::vector<uint8_t> owesNotice, awaitsNotice;
+  RunStart start;  // with the index
 
   static Plan make(Schedule s);
   static Plan make(Schedule s, const Chunking& c);
@@ -69,9 +91,8 @@ struct ExecEnv {
   }
 };
 
-// Fills Plan::owesNotice and awaitsNotice for `s` cut as `index` says (executor_notices.cc).
-void findNoticeRoles(const Schedule& s, const ScheduleIndex& index, std::vector<uint8_t>* owes,
-                     std::vector<uint8_t>* awaits);
+// Fills RunStart's notice roles for `s` cut as `index` says (executor_notices.cc).
+void findNoticeRoles(const Schedule& s, const ScheduleIndex& index, RunStart* start);
 
 class Executor {
  public:
@@ -97,15 +118,6 @@ class Executor {
   void reclaimLent();
 
  private:
-  struct StepState {
-    uint64_t done = 0;
-    uint64_t chunks = 0;
-    uint64_t posted = 0;  // a receive's chunks offered to postReceive
-    // The engine's work on chunks [done, inflightTo) not yet finished (a receive holds its
-    // message until then). Never set on the CPU engine, which finishes before it returns.
-    Completion inflight;
-    uint64_t inflightTo = 0;
-  };
   // A chunk whose send the connection has not finished: [begin, end) of a buffer must not be
   // written until conn->test(sent). A run is not done while any is out.
   struct Lent {
@@ -134,7 +146,7 @@ class Executor {
   bool advanceSend(int i);
   bool advanceRecv(int i, Status* err);
   bool advanceCopy(int i);
-  bool inflightFinished(StepState& st);
+  bool inflightFinished(StepProgress& st);
   // The engine's copy and reduce; the CPU engine's inlined (see cpu_).
   Completion engineCopy(MemRef dst, MemRef src, size_t bytes) {
     return cpu_ ? cpu_->copy(dst, src, bytes) : engine_->copy(dst, src, bytes);
@@ -151,8 +163,6 @@ class Executor {
   // (for a point-to-point step of `p2pCount` bytes), or a ready notice.
   Status mismatch(const WireHeader& got, int peer, uint64_t p2pCount, uint64_t expectBytes,
                   bool expectNotice = false) const;
-  // Ready notices (executor_notices.cc): which peers owe this run one, and which it owes.
-  void planNotices();
   // Posts the notices owed and takes those awaited; a message other than the notice awaited
   // is a mismatch, left in *err.
   bool settleNotices(Status* err);
@@ -171,6 +181,7 @@ class Executor {
   const Plan* plan_ = nullptr;
   const ScheduleIndex* index_ = nullptr;  // the plan's, or ownIndex_ when it has none
   ScheduleIndex ownIndex_;
+  RunStart ownStart_;  // with ownIndex_
   const std::vector<Step>* steps_ = nullptr;
   OpDesc desc_;
   RedOp op_ = RedOp::Sum;
@@ -185,7 +196,7 @@ class Executor {
   bool p2p_ = false;
   WireHeader expect_{};
   size_t first_ = 0;  // steps before this are all done
-  std::vector<StepState> state_;
+  std::vector<StepProgress> state_;
   std::vector<int> sendHead_, recvHead_;
   std::vector<Lent> lent_;
   // By peer slot: a ready notice this run owes the peer / awaits from it; how many of each.

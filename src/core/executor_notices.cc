@@ -20,33 +20,22 @@
 
 namespace chorus {
 
-void findNoticeRoles(const Schedule& s, const ScheduleIndex& index, std::vector<uint8_t>* owes,
-                     std::vector<uint8_t>* awaits) {
+void findNoticeRoles(const Schedule& s, const ScheduleIndex& index, RunStart* start) {
   const size_t peers = index.peers().size();
-  owes->assign(peers, 0);    // for now: receives data from the peer
-  awaits->assign(peers, 0);  // for now: sends data to the peer
+  std::vector<uint8_t>& owes = start->owesNotice;
+  std::vector<uint8_t>& awaits = start->awaitsNotice;
+  owes.assign(peers, 0);    // for now: receives data from the peer
+  awaits.assign(peers, 0);  // for now: sends data to the peer
   for (size_t i = 0; i < s.steps.size(); ++i) {
     const StepKind kind = s.steps[i].kind;
     if (kind == StepKind::Copy || index.chunks(int(i)) == 0) continue;
-    (kind == StepKind::Send ? *awaits : *owes)[size_t(index.channel(int(i)) >> 1)] = 1;
+    (kind == StepKind::Send ? awaits : owes)[size_t(index.channel(int(i)) >> 1)] = 1;
   }
-  for (size_t k = 0; k < peers; ++k)
-    if ((*owes)[k] && (*awaits)[k]) (*owes)[k] = (*awaits)[k] = 0;  // both ways: none
-}
-
-// Worked out when the plan was cached; a plan indexed per run (point-to-point) has none.
-void Executor::planNotices() {
-  noticesOwed_ = noticesAwaited_ = 0;
-  if (p2p_ || !env_.readyNotices) return;
-  if (index_ == &plan_->index) {
-    owesNotice_ = plan_->owesNotice;
-    awaitsNotice_ = plan_->awaitsNotice;
-  } else {
-    findNoticeRoles(plan_->schedule, *index_, &owesNotice_, &awaitsNotice_);
-  }
-  for (size_t k = 0; k < owesNotice_.size(); ++k) {
-    noticesOwed_ += owesNotice_[k];
-    noticesAwaited_ += awaitsNotice_[k];
+  start->noticesOwed = start->noticesAwaited = 0;
+  for (size_t k = 0; k < peers; ++k) {
+    if (owes[k] && awaits[k]) owes[k] = awaits[k] = 0;  // both ways: none
+    start->noticesOwed += owes[k];
+    start->noticesAwaited += awaits[k];
   }
 }
 
