@@ -77,8 +77,8 @@ Status mergeP2p(Communicator::Impl* c, const std::vector<const Queued*>& ops,
     s.copy(userBuffer(k - 2), userBuffer(k - 1), selfSends[i]->desc.count);
   }
   p->bufs.engine = engineFor(MemoryKind::Host);
-  p->ownedPlan = Plan::make(std::move(s));
-  p->plan = &p->ownedPlan;
+  p->ownedPlan = std::make_unique<Plan>(Plan::make(std::move(s)));
+  p->plan = p->ownedPlan.get();
   p->desc = OpDesc{};
   p->desc.coll = Collective::Send;
   p->desc.dtype = DataType::Uint8;
