@@ -15,11 +15,14 @@ struct Config {
   size_t shmSlotBytes = 128 << 10;  // CHORUS_SHM_SLOT_BYTES: message (chunk) size on shm
   int shmSlots = 8;                 // CHORUS_SHM_SLOTS: messages in flight per pair
   int64_t spinNs = 50000;           // CHORUS_SPIN_NS: busy-wait before sleeping
-  std::string hostId;               // CHORUS_HOSTID: overrides hostname + boot id
-  std::string topoFile;             // CHORUS_TOPO_FILE: load the topology instead of discovering
-  std::string topoDumpFile;         // CHORUS_TOPO_DUMP_FILE: rank 0 writes the job topology here
-  std::string tuneFile;             // CHORUS_TUNE_FILE: link estimates measured by chorus-tune
-  std::string algo;  // CHORUS_ALGO: force algorithms, "allreduce=ring,allgather=bruck"
+  // CHORUS_STREAM_BYTES: a call whose output is at least this large writes it with
+  // non-temporal stores, around the caches (0: never). About the last-level cache's size.
+  size_t streamBytes = 32 << 20;
+  std::string hostId;        // CHORUS_HOSTID: overrides hostname + boot id
+  std::string topoFile;      // CHORUS_TOPO_FILE: load the topology instead of discovering
+  std::string topoDumpFile;  // CHORUS_TOPO_DUMP_FILE: rank 0 writes the job topology here
+  std::string tuneFile;      // CHORUS_TUNE_FILE: link estimates measured by chorus-tune
+  std::string algo;          // CHORUS_ALGO: force algorithms, "allreduce=ring,allgather=bruck"
   // CHORUS_CHECK_CALLS: a rank that only sends to a peer in a collective waits for the peer's
   // word that it is in the same call before returning (docs/architecture.md). Off (0), such a
   // rank may return before a mismatch is found, and rooted collectives of a few KiB or less run

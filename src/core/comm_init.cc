@@ -119,6 +119,7 @@ Status Communicator::Impl::initOverBootstrap(Deadline deadline) {
            (!via[size_t(peer)] || via[size_t(peer)]->peerFinished(peer));
   };
   env.spinNs = config.spinNs;
+  env.streamBytes = config.streamBytes;
   // Busy polls only while every local rank can have a core: oversubscribed, a rank that spins
   // holds back the peer it waits for (4 ranks on 2 cores: 8 B allreduce 25 us against 9).
   const size_t localRanks = layout.hosts[size_t(layout.hostOf[size_t(rank)])].size();

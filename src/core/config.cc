@@ -39,6 +39,7 @@ Status Config::fromEnvironment(Config* out, Names names) {
   if (auto v = envBytes("CHORUS_SHM_SLOT_BYTES", &err)) c.shmSlotBytes = size_t(*v);
   if (auto v = envInt("CHORUS_SHM_SLOTS", &err)) c.shmSlots = int(*v);
   if (auto v = envInt("CHORUS_SPIN_NS", &err)) c.spinNs = *v;
+  if (auto v = envBytes("CHORUS_STREAM_BYTES", &err)) c.streamBytes = size_t(*v);
   if (auto v = envInt("CHORUS_CHECK_CALLS", &err)) c.checkCalls = *v != 0;
   if (auto v = envString("CHORUS_HOSTID")) c.hostId = *v;
   if (auto v = either("CHORUS_TOPO_FILE", "NCCL_TOPO_FILE", names)) c.topoFile = *v;

