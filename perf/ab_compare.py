@@ -3,7 +3,8 @@
 each side's time, new/base, each side's spread ((slowest - fastest) / median over the rounds)
 and slowest round, and a verdict. A size is 'slower' when new's median is more than 5% above
 base's and the gap is larger than base's own spread; 'within noise' when above 5% but inside
-it. Usage: ab_compare.py OUT_DIR (holding base-COLL-N-rK.csv and new-COLL-N-rK.csv)."""
+it. Usage: ab_compare.py OUT_DIR (holding base-COLL-N-rK.csv and new-COLL-N-rK.csv); the times
+are the out-of-place column, or AB_COLUMN's (ip_us: in place)."""
 import csv
 import glob
 import os
@@ -14,6 +15,7 @@ import sys
 
 def load(out_dir):
     times = {}  # (coll, ranks, bytes) -> {'base': [...], 'new': [...]}
+    column = os.environ.get("AB_COLUMN", "oop_us")
     for path in glob.glob(os.path.join(out_dir, "*-r*.csv")):
         m = re.match(r"(base|new)-(.+)-(\d+)-r(\d+)\.csv$", os.path.basename(path))
         if not m:
@@ -22,7 +24,7 @@ def load(out_dir):
         with open(path) as f:
             for row in csv.DictReader(f):
                 key = (row["coll"], int(row["ranks"]), int(row["bytes"]))
-                times.setdefault(key, {"base": [], "new": []})[side].append(float(row["oop_us"]))
+                times.setdefault(key, {"base": [], "new": []})[side].append(float(row[column]))
     return times
 
 

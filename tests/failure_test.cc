@@ -205,6 +205,12 @@ TEST(Failure, BadArgumentsAreRejectedWithoutPoisoning) {
     expectInvalid(comm->allReduce(x, x, 4, DataType::Float32, RedOp(9)), "bad op");
     expectInvalid(comm->allReduce(x, x, 4, DataType::Float32, RedOp::PreMulSum), "no scalar");
     expectInvalid(comm->send(x, 4, DataType::Float32, ctx.rank), "send to self");
+    // Byte counts past 2^48, and counts whose bytes overflow 64 bits, are no real buffers.
+    expectInvalid(comm->allReduce(x, x, (size_t(1) << 46) + 1, DataType::Float32, RedOp::Sum),
+                  "count past 2^48 bytes");
+    expectInvalid(comm->allGather(x, x, (size_t(1) << 47) + 1, DataType::Uint8), "output past 2^48");
+    expectInvalid(comm->allReduce(x, x, ~size_t(0) / 2, DataType::Float64, RedOp::Sum),
+                  "bytes overflowing");
     Status st = comm->allReduce(x, x, 4, DataType::Float32, RedOp::Sum);
     if (!st.ok() || x[3] != 8) {
       ctx.report("valid call after bad ones: %s, x[3]=%g", st.toString().c_str(), x[3]);

@@ -37,15 +37,10 @@ RunStart RunStart::make(const Schedule& s, const ScheduleIndex& index) {
   }
   findNoticeRoles(s, index, &r);
   r.keepCached.assign(s.steps.size(), 0);
-  for (size_t i = 0; i < s.steps.size(); ++i) {
-    const Step& st = s.steps[i];
-    if (st.kind == StepKind::RecvReduce && st.src.buf == st.dst.buf &&
-        st.src.offset == st.dst.offset)
-      r.keepCached[i] = 1;
+  for (size_t i = 0; i < s.steps.size(); ++i)
     for (int k = 0; k < Step::kMaxDeps; ++k)
       if (index.dep(int(i), k) >= 0 && index.chunkwise(int(i), k))
         r.keepCached[size_t(index.dep(int(i), k))] = 1;
-  }
   return r;
 }
 
@@ -62,10 +57,10 @@ void Executor::start(const Plan& plan, const OpDesc& desc, uint32_t opSeq, RedOp
   deadline_ = deadline;
   esize_ = dataTypeSize(desc.dtype);
   p2p_ = desc.coll == Collective::Send || desc.coll == Collective::Recv;
-  const bool outputPerRank = desc.coll == Collective::AllGather ||
-                             desc.coll == Collective::AllToAll || desc.coll == Collective::Gather;
-  const uint64_t outputBytes = desc.count * esize_ * (outputPerRank ? env_.conns.size() : 1);
-  streamOutput_ = env_.streamBytes && outputBytes >= env_.streamBytes;
+  // (The footprint is at most twice the largest buffer: small calls skip working it out.)
+  streamOutput_ = env_.streamBytes &&
+                  2 * desc.count * esize_ * env_.conns.size() >= env_.streamBytes &&
+                  footprintBytes(desc) >= env_.streamBytes;
   expect_ =
       WireHeader{desc.count,       opSeq, desc.root, 0, uint8_t(desc.coll), uint8_t(desc.dtype),
                  uint8_t(desc.op), 0};
@@ -97,6 +92,29 @@ void Executor::start(const Plan& plan, const OpDesc& desc, uint32_t opSeq, RedOp
     noticesOwed_ = fresh_->noticesOwed;
     noticesAwaited_ = fresh_->noticesAwaited;
   }
+}
+
+// The bytes of the caller's buffers that a call touches on this rank: its output, and its
+// input unless it works in place.
+uint64_t Executor::footprintBytes(const OpDesc& d) const {
+  const uint64_t ranks = env_.conns.size(), block = d.count * dataTypeSize(d.dtype);
+  uint64_t out = block, in = block;
+  switch (d.coll) {
+    case Collective::AllGather:
+    case Collective::Gather:
+      out *= ranks;
+      break;
+    case Collective::ReduceScatter:
+    case Collective::Scatter:
+      in *= ranks;
+      break;
+    case Collective::AllToAll:
+      in *= ranks, out *= ranks;
+      break;
+    default:
+      break;
+  }
+  return d.inPlace ? std::max(in, out) : in + out;
 }
 
 // Whether the engine's outstanding work on this step, if any, has finished; if so it counts.
