@@ -208,7 +208,8 @@ TEST(Failure, BadArgumentsAreRejectedWithoutPoisoning) {
     // Byte counts past 2^48, and counts whose bytes overflow 64 bits, are no real buffers.
     expectInvalid(comm->allReduce(x, x, (size_t(1) << 46) + 1, DataType::Float32, RedOp::Sum),
                   "count past 2^48 bytes");
-    expectInvalid(comm->allGather(x, x, (size_t(1) << 47) + 1, DataType::Uint8), "output past 2^48");
+    expectInvalid(comm->allGather(x, x, (size_t(1) << 47) + 1, DataType::Uint8),
+                  "output past 2^48");
     expectInvalid(comm->allReduce(x, x, ~size_t(0) / 2, DataType::Float64, RedOp::Sum),
                   "bytes overflowing");
     Status st = comm->allReduce(x, x, 4, DataType::Float32, RedOp::Sum);

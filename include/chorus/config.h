@@ -15,8 +15,9 @@ struct Config {
   size_t shmSlotBytes = 128 << 10;  // CHORUS_SHM_SLOT_BYTES: message (chunk) size on shm
   int shmSlots = 8;                 // CHORUS_SHM_SLOTS: messages in flight per pair
   int64_t spinNs = 50000;           // CHORUS_SPIN_NS: busy-wait before sleeping
-  // CHORUS_STREAM_BYTES: a call whose output is at least this large writes it with
-  // non-temporal stores, around the caches (0: never). About the last-level cache's size.
+  // CHORUS_STREAM_BYTES: a call that touches at least this many bytes of the caller's buffers
+  // (input plus output) writes its output with non-temporal stores, around the caches (0:
+  // never). About the last-level cache's size.
   size_t streamBytes = 32 << 20;
   std::string hostId;        // CHORUS_HOSTID: overrides hostname + boot id
   std::string topoFile;      // CHORUS_TOPO_FILE: load the topology instead of discovering

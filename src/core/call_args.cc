@@ -79,7 +79,8 @@ class Checker {
     const uint64_t times = perRank ? uint64_t(size_) : 1;
     uint64_t bytes = 0, widest = 0;
     if (__builtin_mul_overflow(a_.count, dataTypeSize(a_.type) * times, &bytes) ||
-        bytes > (uint64_t(1) << 48) || __builtin_mul_overflow(a_.count, 8 * uint64_t(size_), &widest))
+        bytes > (uint64_t(1) << 48) ||
+        __builtin_mul_overflow(a_.count, 8 * uint64_t(size_), &widest))
       return bad("count " + std::to_string(a_.count) + " is too large for the " + name);
     if (a_.count && !p)
       return bad(std::string(name) + " is null but count is " + std::to_string(a_.count * times));
