@@ -9,6 +9,7 @@
 #   perf/ab.sh BASE [NEW] [OUT_DIR]      NEW defaults to HEAD, OUT_DIR to perf/results/ab
 #   env: ROUNDS=5  RANKS="2 4"  COLLECTIVES="allreduce allgather reduce_scatter"
 #        SIZES="-b 8 -e 256M -f 2"  TIME=0.2 (seconds per size)  AB_DIR=/tmp/chorus-ab (builds)
+#        PLACEMENT=oop (or ip: in place)
 set -euo pipefail
 [ $# -ge 1 ] || { sed -n '2,12p' "$0" >&2; exit 2; }
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -27,26 +28,13 @@ build_rev() {  # a clean checkout of the commit, built for benchmarking
 build_rev "$BASE"
 build_rev "$NEW"
 
-run_one() {  # label rev coll ranks round
-  local bin=$AB_DIR/$2/build/bin
-  "$bin/chorus-run" -n "$4" --no-tag-output -- "$bin/chorus-bench" "$3" ${SIZES:--b 8 -e 256M -f 2} \
-    -t "${TIME:-0.2}" --placement oop -c 0 --no-progress --csv > "$OUT/$1-$3-$4-r$5.csv"
+source "$ROOT/perf/ab_rounds.sh"
+run_side() {  # label coll ranks round
+  local rev=$BASE
+  [ "$1" = new ] && rev=$NEW
+  bench_csv "$AB_DIR/$rev/build/bin" "$2" "$3" "$OUT/$1-$2-$3-r$4.csv"
 }
 
-echo "# $(date -u +%FT%TZ) base $BASE vs new $NEW, load: $(cut -d' ' -f1-3 /proc/loadavg)" |
-  tee "$OUT/README.txt"
-for round in $(seq 1 "${ROUNDS:-5}"); do
-  for coll in ${COLLECTIVES:-allreduce allgather reduce_scatter}; do
-    for n in ${RANKS:-2 4}; do
-      if ((round % 2)); then
-        run_one base "$BASE" "$coll" "$n" "$round"
-        run_one new "$NEW" "$coll" "$n" "$round"
-      else
-        run_one new "$NEW" "$coll" "$n" "$round"
-        run_one base "$BASE" "$coll" "$n" "$round"
-      fi
-    done
-  done
-  echo "# round $round done, load: $(cut -d' ' -f1-3 /proc/loadavg)"
-done
-python3 "$ROOT/perf/ab_compare.py" "$OUT" | tee -a "$OUT/README.txt"
+echo "# $(date -u +%FT%TZ) base $BASE vs new $NEW, placement ${PLACEMENT:-oop}," \
+  "load: $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$OUT/README.txt"
+ab_rounds

@@ -11,30 +11,22 @@ set -euo pipefail
 [ $# -ge 2 ] || { sed -n '2,9p' "$0" >&2; exit 2; }
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 BIN=$ROOT/${BUILD:-build}/bin
+BASE_ENV=$1 NEW_ENV=$2
 OUT=${3:-$ROOT/perf/results/env-ab}
 mkdir -p "$OUT"
 
-run_one() {  # label env coll ranks round
-  env -- $2 "$BIN/chorus-run" -n "$4" --no-tag-output -- "$BIN/chorus-bench" "$3" \
-    ${SIZES:--b 8 -e 256M -f 2} -t "${TIME:-0.2}" --placement "${PLACEMENT:-oop}" -c 0 --no-progress --csv \
-    > "$OUT/$1-$3-$4-r$5.csv"
+source "$ROOT/perf/ab_rounds.sh"
+run_side() {  # label coll ranks round
+  local setting=$BASE_ENV
+  [ "$1" = new ] && setting=$NEW_ENV
+  (
+    # shellcheck disable=SC2086 # the settings are NAME=VALUE words
+    if [ -n "$setting" ]; then export $setting; fi
+    bench_csv "$BIN" "$2" "$3" "$OUT/$1-$2-$3-r$4.csv"
+  )
 }
 
-echo "# $(date -u +%FT%TZ) $(git -C "$ROOT" rev-parse --short HEAD): base '$1' vs new '$2'," \
-  "placement ${PLACEMENT:-oop}," \
-  "load: $(cut -d' ' -f1-3 /proc/loadavg)" | tee "$OUT/README.txt"
-for round in $(seq 1 "${ROUNDS:-5}"); do
-  for coll in ${COLLECTIVES:-allreduce allgather reduce_scatter}; do
-    for n in ${RANKS:-2 4}; do
-      if ((round % 2)); then
-        run_one base "$1" "$coll" "$n" "$round"
-        run_one new "$2" "$coll" "$n" "$round"
-      else
-        run_one new "$2" "$coll" "$n" "$round"
-        run_one base "$1" "$coll" "$n" "$round"
-      fi
-    done
-  done
-  echo "# round $round done, load: $(cut -d' ' -f1-3 /proc/loadavg)"
-done
-AB_COLUMN="${PLACEMENT:-oop}_us" python3 "$ROOT/perf/ab_compare.py" "$OUT" | tee -a "$OUT/README.txt"
+echo "# $(date -u +%FT%TZ) $(git -C "$ROOT" rev-parse --short HEAD): base '$BASE_ENV' vs new" \
+  "'$NEW_ENV', placement ${PLACEMENT:-oop}, load: $(cut -d' ' -f1-3 /proc/loadavg)" |
+  tee "$OUT/README.txt"
+ab_rounds
