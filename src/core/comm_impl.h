@@ -54,9 +54,18 @@ struct Communicator::Impl {
   std::map<std::tuple<Collective, int, int>, const Algorithm*> choices;
   std::map<std::tuple<Collective, int, int>, size_t> chunkChoices;  // Selection::chunkBytes
   std::unordered_map<OpDesc, Plan, OpDescHash> plans;
-  // The plan of the last call: a loop of the same call skips the hash (plans never move).
-  OpDesc lastDesc;
-  const Plan* lastPlan = nullptr;
+  // The plans of the last two different calls: a loop of the same call, or of a send and a
+  // receive taking turns, skips the hash (plans never move).
+  struct RecentPlan {
+    OpDesc desc;
+    const Plan* plan = nullptr;
+  };
+  RecentPlan recentPlans[2];
+  const Plan* remember(const OpDesc& d, const Plan* p) {
+    recentPlans[1] = recentPlans[0];
+    recentPlans[0] = {d, p};
+    return p;
+  }
   uint32_t opSeq = 0;  // collectives issued so far; travels in every message header
   // The last calls, for dumps on timeout, abort and SIGUSR1 (core/flight_recorder.h).
   std::unique_ptr<FlightRecorder> recorder;  // CHORUS_TRACE_BUFFER entries (0: off)

@@ -64,14 +64,14 @@ Status Communicator::Impl::currentError() const {
 }
 
 Status Communicator::Impl::planFor(const OpDesc& d, const Plan** out) {
-  if (lastPlan && d == lastDesc) {
-    *out = lastPlan;
-    return Status::Ok();
-  }
+  for (const RecentPlan& r : recentPlans)
+    if (r.plan && d == r.desc) {
+      *out = r.plan;
+      return Status::Ok();
+    }
   auto it = plans.find(d);
   if (it != plans.end()) {
-    *out = lastPlan = &it->second;
-    lastDesc = d;
+    *out = remember(d, &it->second);
     return Status::Ok();
   }
   // Size classes are powers of two of the bytes each rank contributes.
@@ -96,8 +96,7 @@ Status Communicator::Impl::planFor(const OpDesc& d, const Plan** out) {
   s.chunkBytes = chunkChoices[key];
   const Chunking chunking = executor->env().chunking(dataTypeSize(d.dtype));
   it = plans.emplace(d, Plan::make(std::move(s), chunking)).first;
-  *out = lastPlan = &it->second;
-  lastDesc = d;
+  *out = remember(d, &it->second);
   return Status::Ok();
 }
 
