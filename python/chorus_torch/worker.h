@@ -61,6 +61,9 @@ class Worker {
   std::deque<std::vector<Op>> queue_;  // guarded by mutex_
   std::vector<Op> held_;               // guarded by mutex_
   bool stopping_ = false;              // guarded by mutex_
+  // Works this thread has completed, released by the next post() on the caller's thread or by
+  // the destructor, never by this thread (see run()). Guarded by mutex_.
+  std::vector<c10::intrusive_ptr<ChorusWork>> retired_;
   std::thread thread_;
 };
 
