@@ -100,20 +100,6 @@ Status Communicator::Impl::planFor(const OpDesc& d, const Plan** out) {
   return Status::Ok();
 }
 
-namespace {
-// Elements of the send buffer that a call reads.
-uint64_t inputElems(const OpDesc& d, int size) {
-  switch (d.coll) {
-    case Collective::ReduceScatter:
-    case Collective::AllToAll:
-    case Collective::Scatter:
-      return d.count * size;
-    default:
-      return d.count;
-  }
-}
-}  // namespace
-
 Status Communicator::Impl::prepare(const OpDesc& d, const void* in, void* out,
                                    const void* premulScalar, Prepared* p) {
   // (A failure still waiting for its root cause lets the call start: it fails with that cause.)

@@ -97,23 +97,8 @@ void Executor::start(const Plan& plan, const OpDesc& desc, uint32_t opSeq, RedOp
 // The bytes of the caller's buffers that a call touches on this rank: its output, and its
 // input unless it works in place.
 uint64_t Executor::footprintBytes(const OpDesc& d) const {
-  const uint64_t ranks = env_.conns.size(), block = d.count * dataTypeSize(d.dtype);
-  uint64_t out = block, in = block;
-  switch (d.coll) {
-    case Collective::AllGather:
-    case Collective::Gather:
-      out *= ranks;
-      break;
-    case Collective::ReduceScatter:
-    case Collective::Scatter:
-      in *= ranks;
-      break;
-    case Collective::AllToAll:
-      in *= ranks, out *= ranks;
-      break;
-    default:
-      break;
-  }
+  const int ranks = int(env_.conns.size());
+  const uint64_t in = inputElems(d, ranks) * esize_, out = outputElems(d, ranks) * esize_;
   return d.inPlace ? std::max(in, out) : in + out;
 }
 

@@ -43,4 +43,26 @@ std::string OpDesc::toString() const {
   return s + ")";
 }
 
+uint64_t inputElems(const OpDesc& d, int size) {
+  switch (d.coll) {
+    case Collective::ReduceScatter:
+    case Collective::AllToAll:
+    case Collective::Scatter:
+      return d.count * uint64_t(size);
+    default:
+      return d.count;
+  }
+}
+
+uint64_t outputElems(const OpDesc& d, int size) {
+  switch (d.coll) {
+    case Collective::AllGather:
+    case Collective::AllToAll:
+    case Collective::Gather:
+      return d.count * uint64_t(size);
+    default:
+      return d.count;
+  }
+}
+
 }  // namespace chorus

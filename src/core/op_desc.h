@@ -49,4 +49,9 @@ struct OpDescHash {
   }
 };
 
+// Elements of the send buffer a call reads, and of the receive buffer it writes, on a job of
+// `size` ranks (the per-rank collectives count `size` blocks).
+uint64_t inputElems(const OpDesc& d, int size);
+uint64_t outputElems(const OpDesc& d, int size);
+
 }  // namespace chorus
