@@ -3,6 +3,7 @@
 // (per-step loss at full float precision, per-epoch accuracy, the final parameter hash).
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -118,6 +119,23 @@ TEST_F(TrainTest, ResumeMatchesUninterruptedTraining) {
   JobResult bad = train(2, second);
   EXPECT_NE(bad.code, 0);
   EXPECT_NE(bad.output.find("checksum mismatch"), std::string::npos) << bad.output;
+}
+
+// Debian 12's OpenBLAS (0.3.21) runs its generic Prescott kernels on CPU models it does not know,
+// such as Emerald Rapids, about 6x slower; chorus-train then restarts itself with kernels that fit
+// (examples/train/blas_core.h). Where the user has not chosen and the CPU has AVX2, the kernels it
+// reports must not be the generic ones.
+TEST_F(TrainTest, MultipliesWithKernelsThatFitTheCpu) {
+  if (getenv("OPENBLAS_CORETYPE") != nullptr) GTEST_SKIP() << "OPENBLAS_CORETYPE is set";
+  std::vector<std::string> job = smallJob(path("blas.json"));
+  job.insert(job.end(), {"--max-steps", "1"});
+  JobResult r = train(1, job);
+  ASSERT_EQ(r.code, 0) << r.output;
+  EXPECT_NE(r.output.find("BLAS kernels: "), std::string::npos) << r.output;
+  __builtin_cpu_init();
+  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) {
+    EXPECT_EQ(r.output.find("BLAS kernels: Prescott"), std::string::npos) << r.output;
+  }
 }
 
 TEST_F(TrainTest, MissingDataNamesThePackage) {

@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <memory>
 
+#include "blas_core.h"
 #include "chorus/chorus.h"
 #include "idx.h"
 #include "options.h"
@@ -29,6 +30,7 @@ int fail(const char* what, const chorus::Status& st) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  train::restartWithFastBlasKernels(argv);
   train::Options o;
   if (int rc = train::parseOptions(argc, argv, &o); rc >= 0) return rc;
   // One BLAS thread per rank: ranks already fill the cores, and an idle BLAS thread that

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "blas_core.h"
 #include "collective.h"
 #include "common/clock.h"
 #include "metrics.h"
@@ -59,6 +60,7 @@ class StrategyTrainer {
     printf(", %lld training / %lld test images, batch %d, lr %g, momentum %g\n",
            (long long)train_.count, (long long)test_.count, o_.batch, double(o_.lr),
            double(o_.momentum));
+    printf("BLAS kernels: %s\n", blasKernels().c_str());
     printf("strategy %s\nparameters + optimiser state per rank:", s_->layout().c_str());
     for (int r = 0; r < size_; ++r)
       printf(" r%d %.2f+%.2f MB", r, bytes[2 * size_t(r)] / 1e6, bytes[2 * size_t(r) + 1] / 1e6);

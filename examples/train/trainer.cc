@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "blas_core.h"
 #include "checkpoint.h"
 #include "collective.h"
 #include "common/clock.h"
@@ -271,6 +272,7 @@ Status Trainer::run() {
         mlp_.paramCount(), sync_.bucketCount(), o_.overlap ? "" : ", no overlap",
         (long long)train_.count, (long long)test_.count, o_.batch, double(o_.lr),
         double(o_.momentum));
+    printf("BLAS kernels: %s\n", blasKernels().c_str());
     fflush(stdout);
   }
   bool stopped = false;
