@@ -34,7 +34,7 @@ inline Status connectPair(const MakeTransport& make, TransportPair* p) {
   std::random_device rd;
   for (auto& b : secret) b = uint8_t(rd());
   UniqueId id;
-  CHORUS_RETURN_IF_ERROR(makeUniqueId("127.0.0.1", 0, secret, &id));
+  CHORUS_RETURN_IF_ERROR(makeUniqueId("127.0.0.1", 0, secret, false, &id));
   CHORUS_RETURN_IF_ERROR(startRoot(&id, 30));
   Status err[2];
   std::thread ranks[2];

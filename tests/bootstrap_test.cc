@@ -425,7 +425,7 @@ TEST(Bootstrap, DeadRootFailsClearlyBeforeDeadline) {
   auto out = runChildren(1, [&](int, std::string* msg) {
     uint8_t secret[kSecretBytes] = {1, 2, 3};
     UniqueId id;
-    CHILD_OK(makeUniqueId("127.0.0.1", port, secret, &id));
+    CHILD_OK(makeUniqueId("127.0.0.1", port, secret, false, &id));
     int64_t start = nowNs();
     std::unique_ptr<Bootstrap> b;
     Status st = Bootstrap::connect(id, 1, 2, Deadline::after(2), &b);
@@ -585,7 +585,7 @@ TEST(Bootstrap, RendezvousOverIpv6Loopback) {
     if (rank == 0) {
       uint8_t secret[kSecretBytes];
       CHILD_OK(boot::randomSecret(secret));
-      CHILD_OK(makeUniqueId("::1", 0, secret, &id));
+      CHILD_OK(makeUniqueId("::1", 0, secret, false, &id));
       CHILD_OK(startRoot(&id, 20));
       CHILD_CHECK(uniqueIdAddress(id).rfind("[::1]:", 0) == 0, uniqueIdAddress(id));
       ch.publish(id);
@@ -755,7 +755,7 @@ TEST(BootstrapHelpers, UniqueIdRoundTrip) {
   uint8_t secret[kSecretBytes];
   for (size_t i = 0; i < kSecretBytes; ++i) secret[i] = uint8_t(i * 7);
   UniqueId id;
-  ASSERT_TRUE(makeUniqueId("[fd00::2]", 1234, secret, &id).ok());
+  ASSERT_TRUE(makeUniqueId("[fd00::2]", 1234, secret, false, &id).ok());
   EXPECT_EQ(uniqueIdAddress(id), "[fd00::2]:1234");
   boot::RootInfo info;
   ASSERT_TRUE(boot::decodeUniqueId(id, &info).ok());

@@ -2,9 +2,12 @@
 // runs `ip netns exec`), and Slurm's variables read as srun would set them. Chorus must come
 // up from the launcher's environment alone, plus the root address (CHORUS_COMM_ID).
 #include <gtest/gtest.h>
+#include <ifaddrs.h>
+#include <net/if.h>
 #include <unistd.h>
 
 #include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "chorus/communicator.h"
@@ -14,6 +17,70 @@
 
 namespace chorus::test {
 namespace {
+
+// The name of an up, non-loopback IPv4 interface of this host, or "" when it has none.
+std::string nonLoopbackInterface() {
+  ifaddrs* all = nullptr;
+  if (getifaddrs(&all) != 0) return "";
+  std::string name;
+  for (ifaddrs* i = all; i && name.empty(); i = i->ifa_next)
+    if (i->ifa_addr && i->ifa_addr->sa_family == AF_INET && (i->ifa_flags & IFF_UP) &&
+        !(i->ifa_flags & IFF_LOOPBACK))
+      name = i->ifa_name;
+  freeifaddrs(all);
+  return name;
+}
+
+// A job on a loopback root without CHORUS_SECRET gets a secret derived from the root address and
+// the job id, which any program can compute: fine while everything listens on loopback only. A
+// rank told to put its TCP transport on another interface must refuse rather than open a door
+// there that the derived secret does not guard, and say how to fix it; with CHORUS_INSECURE=1
+// (the user's opt-in) or a real secret the same job runs.
+TEST(Launchers, DerivedSecretKeepsTcpListenersOnLoopback) {
+  const std::string ifname = nonLoopbackInterface();
+  if (ifname.empty()) GTEST_SKIP() << "this host has no non-loopback IPv4 interface";
+  int port = 20000 + (getpid() * 7) % 20000;
+  for (const char* extra : {"", "CHORUS_INSECURE", "CHORUS_SECRET"}) {
+    const std::string mode = extra;
+    const int jobPort = port++;
+    auto results = runRanks(2, [&](RankContext& ctx) {
+      setenv("CHORUS_RANK", std::to_string(ctx.rank).c_str(), 1);
+      setenv("CHORUS_WORLD_SIZE", "2", 1);
+      setenv("CHORUS_COMM_ID", ("127.0.0.1:" + std::to_string(jobPort)).c_str(), 1);
+      setenv("CHORUS_TRANSPORT", "tcp", 1);
+      setenv("CHORUS_SOCKET_IFNAME", ifname.c_str(), 1);
+      setenv("CHORUS_TIMEOUT", "20", 1);
+      unsetenv("CHORUS_SECRET");
+      unsetenv("CHORUS_INSECURE");
+      if (mode == "CHORUS_INSECURE") setenv("CHORUS_INSECURE", "1", 1);
+      if (mode == "CHORUS_SECRET")
+        setenv("CHORUS_SECRET", "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef",
+               1);
+      Config c;
+      Status st = Config::fromEnvironment(&c);
+      std::unique_ptr<Communicator> comm;
+      if (st.ok()) st = Communicator::createFromEnvironment(c, &comm);
+      if (mode.empty()) {
+        const std::string msg = st.toString();
+        if (st.ok() || msg.find("derived") == std::string::npos ||
+            msg.find("CHORUS_SECRET") == std::string::npos ||
+            msg.find("CHORUS_INSECURE=1") == std::string::npos || !namesRank(msg, ctx.rank)) {
+          ctx.report("expected a refusal naming this rank and the fixes, got: %s", msg.c_str());
+          return 1;
+        }
+        return 0;
+      }
+      int x = ctx.rank + 1, sum = 0;
+      if (st.ok()) st = comm->allReduce(&x, &sum, 1, DataType::Int32, {});
+      if (!st.ok() || sum != 3) {
+        ctx.report("with %s: %s, sum %d", mode.c_str(), st.toString().c_str(), sum);
+        return 1;
+      }
+      return 0;
+    });
+    EXPECT_EQ(describeFailures(results), "") << (mode.empty() ? "no secret" : mode);
+  }
+}
 
 TEST(Launchers, MpirunAcrossTwoNamespaceHosts) {
   if (system("command -v mpirun >/dev/null 2>&1") != 0)

@@ -25,13 +25,17 @@ namespace chorus {
 inline constexpr size_t kSecretBytes = 32;
 
 // Builds a UniqueId for a root at host:port (rank 0 of an environment-initialised job starts it
-// with startRoot). `secret` is kSecretBytes long.
-Status makeUniqueId(const std::string& host, int port, const uint8_t* secret, UniqueId* out);
+// with startRoot). `secret` is kSecretBytes long. `weakSecret`: it was derived from what others
+// can see too (the root address, the job id), so it protects nothing beyond this host and every
+// listener of the job must stay on loopback (Bootstrap::weakSecret).
+Status makeUniqueId(const std::string& host, int port, const uint8_t* secret, bool weakSecret,
+                    UniqueId* out);
 // Starts a root thread listening on the address in `id` (port 0 = any; `id` is updated).
 Status startRoot(UniqueId* id, double timeoutSec);
 // Starts a root thread on a socket already listening (a communicator's recovery listener, bound
 // at init so that survivors know its address) for a job with `secret`; writes its unique id.
-Status startRootOn(Socket listener, const uint8_t* secret, double timeoutSec, UniqueId* id);
+Status startRootOn(Socket listener, const uint8_t* secret, bool weakSecret, double timeoutSec,
+                   UniqueId* id);
 // "10.0.0.1:29500" or "[fe80::1]:29500", for messages.
 std::string uniqueIdAddress(const UniqueId& id);
 
@@ -51,6 +55,8 @@ class Bootstrap {
   virtual int rank() const = 0;
   virtual int size() const = 0;
   virtual const uint8_t* secret() const = 0;  // kSecretBytes, for transport handshakes
+  // The secret is derived, not secret (makeUniqueId): listeners must stay on loopback.
+  virtual bool weakSecret() const = 0;
   // This rank's address on the interface the bootstrap uses (port 0), where a listener of its
   // own is reachable by the other ranks.
   virtual SockAddr localAddress() const = 0;

@@ -189,7 +189,8 @@ Status connectImpl(const Attempt& a, std::unique_ptr<Bootstrap>* out) {
   std::vector<std::unique_ptr<PeerLink>> peers(a.size);
   if (a.rank == 0 && a.size > 1) CHORUS_RETURN_IF_ERROR(acceptStar(a, starListener, table, &peers));
   if (a.rank != 0) CHORUS_RETURN_IF_ERROR(joinStar(a, table, &peers));
-  auto b = std::make_unique<StarBootstrap>(a.rank, a.size, a.root.secret, std::move(peers));
+  auto b = std::make_unique<StarBootstrap>(a.rank, a.size, a.root.secret, a.root.weakSecret,
+                                           std::move(peers));
   CHORUS_RETURN_IF_ERROR(b->start());
   LOG_TRACE(kLogBoot, "rank %d of %d: bootstrap connected", a.rank, a.size);
   *out = std::move(b);

@@ -79,7 +79,9 @@ Status readRootAddress(std::string* text, SockAddr* addr) {
 // Without CHORUS_SECRET the secret is derived from what every rank sees (the root address, the
 // launcher's job id), which anyone else who can see them can compute too. That is accepted on
 // loopback, where only this host can connect, and elsewhere only when the user opts in.
-Status readSecret(const std::string& rootText, const SockAddr& root, uint8_t* secret) {
+// `weak`: derived without that opt-in, so the job's listeners must stay on loopback too.
+Status readSecret(const std::string& rootText, const SockAddr& root, uint8_t* secret, bool* weak) {
+  *weak = false;
   if (auto hex = envString("CHORUS_SECRET"))
     return parseSecretHex(*hex, secret).withContext("CHORUS_SECRET");
   std::string error;
@@ -97,6 +99,7 @@ Status readSecret(const std::string& rootText, const SockAddr& root, uint8_t* se
   for (const char* v : {"TORCHELASTIC_RUN_ID", "OMPI_MCA_ess_base_jobid", "SLURM_JOB_ID"})
     if (auto x = envString(v)) job += std::string(v) + "=" + *x + ";";
   deriveJobSecret(rootText, job, secret);
+  *weak = !insecure;
   if (insecure && !root.isLoopback())
     LOG_WARN(kLogBoot,
              "CHORUS_INSECURE=1: the job secret is derived from the root address%s, which anyone "
@@ -170,8 +173,9 @@ Status launchInfoFromEnvironment(double timeoutSec, LaunchInfo* out) {
     return Status::InvalidArgument("the bootstrap root address " + rootText +
                                    " needs a fixed port, not 0: every rank must know it");
   uint8_t secret[kSecretBytes];
-  CHORUS_RETURN_IF_ERROR(readSecret(rootText, root, secret));
-  CHORUS_RETURN_IF_ERROR(makeUniqueId(root.host(), root.port(), secret, &out->id));
+  bool weakSecret = false;
+  CHORUS_RETURN_IF_ERROR(readSecret(rootText, root, secret, &weakSecret));
+  CHORUS_RETURN_IF_ERROR(makeUniqueId(root.host(), root.port(), secret, weakSecret, &out->id));
   LOG_INFO(kLogBoot, "rank %d of %d (from %s), bootstrap root %s", out->rank, out->size,
            out->source.c_str(), root.toString().c_str());
   if (out->rank == 0) return startRoot(&out->id, timeoutSec);

@@ -96,18 +96,21 @@ Status startRoot(UniqueId* id, double timeoutSec) {
   CHORUS_RETURN_IF_ERROR(
       boot::listenForRoot(info.addr, &listener).withContext("could not start the bootstrap root"));
   const SockAddr asked = info.addr;
-  CHORUS_RETURN_IF_ERROR(startRootOn(std::move(listener), info.secret, timeoutSec, id));
-  if (asked.port() != 0) boot::encodeUniqueId(asked, info.secret, id);  // keep the name given
+  CHORUS_RETURN_IF_ERROR(
+      startRootOn(std::move(listener), info.secret, info.weakSecret, timeoutSec, id));
+  if (asked.port() != 0)
+    boot::encodeUniqueId(asked, info.secret, info.weakSecret, id);  // keep the name given
   return Status::Ok();
 }
 
-Status startRootOn(Socket listener, const uint8_t* secretBytes, double timeoutSec, UniqueId* id) {
+Status startRootOn(Socket listener, const uint8_t* secretBytes, bool weakSecret, double timeoutSec,
+                   UniqueId* id) {
   if (!id || !secretBytes || !listener.valid())
     return Status::InvalidArgument("startRootOn: null argument or no listener");
   if (!(timeoutSec > 0)) return Status::InvalidArgument("startRoot: timeout must be positive");
   boot::RootInfo info;
   CHORUS_RETURN_IF_ERROR(localAddress(listener.fd(), &info.addr));
-  boot::encodeUniqueId(info.addr, secretBytes, id);
+  boot::encodeUniqueId(info.addr, secretBytes, weakSecret, id);
   std::array<uint8_t, kSecretBytes> secret;
   memcpy(secret.data(), secretBytes, kSecretBytes);
   std::string where = "bootstrap root " + info.addr.toString();

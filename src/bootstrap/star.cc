@@ -24,10 +24,11 @@ Status reportedBy(const std::string& who, const Status& theirs) {
 
 }  // namespace
 
-StarBootstrap::StarBootstrap(int rank, int size, const uint8_t* secret,
+StarBootstrap::StarBootstrap(int rank, int size, const uint8_t* secret, bool weakSecret,
                              std::vector<std::unique_ptr<PeerLink>> peers)
     : rank_(rank),
       size_(size),
+      weakSecret_(weakSecret),
       peers_(std::move(peers)),
       mailbox_(size),
       left_(new std::atomic<bool>[size]()) {

@@ -36,7 +36,7 @@ struct PeerLink {
 
 class StarBootstrap final : public Bootstrap {
  public:
-  StarBootstrap(int rank, int size, const uint8_t* secret,
+  StarBootstrap(int rank, int size, const uint8_t* secret, bool weakSecret,
                 std::vector<std::unique_ptr<PeerLink>> peers);
   ~StarBootstrap() override;
   Status start();
@@ -44,6 +44,7 @@ class StarBootstrap final : public Bootstrap {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   const uint8_t* secret() const override { return secret_; }
+  bool weakSecret() const override { return weakSecret_; }
   SockAddr localAddress() const override;
 
   Status allgather(const void* mine, size_t bytes, void* all, Deadline deadline) override;
@@ -96,6 +97,7 @@ class StarBootstrap final : public Bootstrap {
   const int rank_;
   const int size_;
   uint8_t secret_[kSecretBytes];
+  const bool weakSecret_;
   std::vector<std::unique_ptr<PeerLink>> peers_;  // by rank; null where there is no link
   Mailbox mailbox_;
   std::atomic<uint64_t> seq_{0};

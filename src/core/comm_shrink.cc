@@ -57,11 +57,12 @@ Status Communicator::shrink(const std::vector<int>& exclude, const Config& confi
           "shrink returned instead");
     if (listen(me.recoveryListener.fd(), 1024) != 0)
       return Status::FromErrno(errno, "shrink: listening on the recovery port");
-    CHORUS_RETURN_IF_ERROR(
-        startRootOn(std::move(me.recoveryListener), derived.data(), config.timeoutSec, &id)
-            .withContext("shrink"));
+    CHORUS_RETURN_IF_ERROR(startRootOn(std::move(me.recoveryListener), derived.data(),
+                                       me.bootstrap->weakSecret(), config.timeoutSec, &id)
+                               .withContext("shrink"));
   } else {
-    boot::encodeUniqueId(me.recoveryAddrs[size_t(root)], derived.data(), &id);
+    boot::encodeUniqueId(me.recoveryAddrs[size_t(root)], derived.data(), me.bootstrap->weakSecret(),
+                         &id);
   }
   ++me.shrinks;
   return create(id, newRank, int(members.size()), config, out)

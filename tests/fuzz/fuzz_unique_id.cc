@@ -21,14 +21,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(info.addr.valid());
   FUZZ_CHECK(memcmp(info.secret, id.bytes + 32, kSecretBytes) == 0);
   UniqueId once;
-  encodeUniqueId(info.addr, info.secret, &once);
+  encodeUniqueId(info.addr, info.secret, info.weakSecret, &once);
   RootInfo again;
   FUZZ_CHECK(decodeUniqueId(once, &again).ok());
   FUZZ_CHECK(again.addr.len == info.addr.len &&
              memcmp(&again.addr.storage, &info.addr.storage, sizeof info.addr.storage) == 0 &&
-             memcmp(again.secret, info.secret, kSecretBytes) == 0);
+             memcmp(again.secret, info.secret, kSecretBytes) == 0 &&
+             again.weakSecret == info.weakSecret);
   UniqueId twice;
-  encodeUniqueId(again.addr, again.secret, &twice);
+  encodeUniqueId(again.addr, again.secret, again.weakSecret, &twice);
   FUZZ_CHECK(memcmp(once.bytes, twice.bytes, sizeof once.bytes) == 0);
   FUZZ_CHECK(uniqueIdAddress(once) == info.addr.toString());
   return 0;

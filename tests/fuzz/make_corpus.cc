@@ -147,12 +147,12 @@ void bootstrapWire() {
 
 void uniqueId() {
   UniqueId id;
-  encodeUniqueId(addr("10.0.0.1", 29500), kSecret, &id);
+  encodeUniqueId(addr("10.0.0.1", 29500), kSecret, false, &id);
   const Bytes v4(id.bytes, id.bytes + sizeof id.bytes);
   put("fuzz_unique_id", "ipv4", v4);
-  encodeUniqueId(addr("fe80::2%1", 1), kSecret, &id);
+  encodeUniqueId(addr("fe80::2%1", 1), kSecret, false, &id);
   put("fuzz_unique_id", "ipv6_scoped", Bytes(id.bytes, id.bytes + sizeof id.bytes));
-  encodeUniqueId(addr("::1", 65535), kSecret, &id);
+  encodeUniqueId(addr("::1", 65535), kSecret, false, &id);
   put("fuzz_unique_id", "ipv6_loopback", Bytes(id.bytes, id.bytes + sizeof id.bytes));
   Bytes later = v4;
   later[4] = 2;  // a version this build does not know

@@ -54,7 +54,7 @@ Status TcpTransport::create(Bootstrap* bs, const std::vector<bool>& reach, bool 
 
   AddrRecord mine{};
   Status local;
-  if (any) local = t->listen(loopbackOk);
+  if (any) local = t->listen(loopbackOk, bs->weakSecret());
   if (local.ok() && any) {
     memcpy(mine.sa, &t->listenAddr_.storage, t->listenAddr_.len);
     mine.len = t->listenAddr_.len;
@@ -99,7 +99,7 @@ Status TcpTransport::create(Bootstrap* bs, const std::vector<bool>& reach, bool 
   return Status::Ok();
 }
 
-Status TcpTransport::listen(bool loopbackOk) {
+Status TcpTransport::listen(bool loopbackOk, bool weakSecret) {
   std::vector<NetInterface> ifs;
   if (opts_.ifname.empty() && loopbackOk) {
     NetInterface lo{"lo", {}};
@@ -113,6 +113,14 @@ Status TcpTransport::listen(bool loopbackOk) {
   ifName_ = ifs[0].name;
   SockAddr at = ifs[0].addr;
   at.setPort(0);
+  if (weakSecret && !at.isLoopback())
+    return Status::InvalidArgument(
+        "rank " + std::to_string(rank_) + ": tcp transport would listen at " + at.toString() +
+        " on " + ifName_ + " (CHORUS_SOCKET_IFNAME=" + opts_.ifname +
+        "), but this job's secret is derived from its loopback root address and job id, which "
+        "any program can compute, so it would let others in there: give every rank the same "
+        "CHORUS_SECRET (`export CHORUS_SECRET=$(openssl rand -hex 32)`), or set CHORUS_INSECURE=1 "
+        "to accept the risk");
   CHORUS_RETURN_IF_ERROR(listenOn(at, 1024, &listener_).withContext("tcp transport"));
   CHORUS_RETURN_IF_ERROR(localAddress(listener_.fd(), &listenAddr_));
   LOG_INFO(kLogNet,

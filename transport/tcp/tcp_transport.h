@@ -83,7 +83,8 @@ class TcpTransport final : public Transport {
  private:
   struct Pending;
   TcpTransport() = default;
-  Status listen(bool loopbackOk);
+  // `weakSecret` (Bootstrap::weakSecret): only a loopback address will do.
+  Status listen(bool loopbackOk, bool weakSecret);
   Status connectAll(const std::vector<SockAddr>& addrs, Deadline deadline);
   Status acceptAll(Deadline deadline);
   Status confirmAll(const std::vector<SockAddr>& addrs, Deadline deadline);
