@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "chorus/communicator.h"
+#include "chorus/group.h"
 #include "harness/multirank.h"
 
 namespace chorus {
@@ -83,7 +84,7 @@ std::vector<Variant> variants() {
 
 // The environment's settings with a short deadline (a mismatch must not wait for the default 300
 // s).
-Config testConfig(const std::string& transport, bool checkCalls) {
+Config testConfig(const std::string& transport, int checkCalls) {
   Config config;
   EXPECT_TRUE(Config::fromEnvironment(&config).ok());
   config.transport = transport;
@@ -101,7 +102,7 @@ TEST_P(Mismatch, NoRankThatExchangedWithTheOddOneSucceeds) {
   const Variant v = std::get<0>(GetParam());
   const std::string transport = std::get<1>(GetParam());
   auto results = test::runRanks(v.ranks, [&](RankContext& ctx) {
-    const Config config = testConfig(transport, true);
+    const Config config = testConfig(transport, 1);
     auto comm = ctx.connect(&config);
     if (!comm) return 1;
     std::vector<float> a(kElems, 1.0f + float(ctx.rank)), b(kElems * size_t(v.ranks), 0.0f);
@@ -138,11 +139,88 @@ INSTANTIATE_TEST_SUITE_P(Calls, Mismatch,
                                             ::testing::Values("shm", "tcp")),
                          variantName);
 
+class MismatchAgreed : public Mismatch {};
+
+// CHORUS_CHECK_CALLS=2: the ranks agree on every collective first, so every rank, bystanders
+// included, returns InvalidUsage naming the odd rank and what it called; no data moved, so the
+// communicator goes on, and the next (matching) call sums right.
+TEST_P(MismatchAgreed, EveryRankRefusesTheCallAndTheCommunicatorGoesOn) {
+  const Variant v = std::get<0>(GetParam());
+  const std::string transport = std::get<1>(GetParam());
+  auto results = test::runRanks(v.ranks, [&](RankContext& ctx) {
+    const Config config = testConfig(transport, 2);
+    auto comm = ctx.connect(&config);
+    if (!comm) return 1;
+    std::vector<float> a(kElems, 1.0f + float(ctx.rank)), b(kElems * size_t(v.ranks), 0.0f);
+    Status st = v.call(*comm, ctx.rank, a, b);
+    ctx.report("call: %s", st.toString().c_str());
+    float x = 1.0f;
+    Status next = comm->allReduce(&x, &x, 1, DataType::Float32, RedOp::Sum);
+    ctx.report("; next: %s, sum %g", next.toString().c_str(), double(x));
+    return next.ok() && x == float(v.ranks) ? 0 : 2;
+  });
+  for (const RankResult& r : results) {
+    SCOPED_TRACE("rank " + std::to_string(r.rank) + ": " + r.report);
+    EXPECT_TRUE(r.ok()) << "the communicator must stay usable after an agreed refusal";
+    EXPECT_NE(r.report.find("call: InvalidUsage"), std::string::npos);
+    EXPECT_NE(r.report.find("found by every rank"), std::string::npos);
+    EXPECT_NE(r.report.find("rank " + std::to_string(v.differs) + " called"), std::string::npos)
+        << "every rank's error must name the rank that differs";
+    EXPECT_NE(r.report.find(v.mustName), std::string::npos) << "the error must say what differed";
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Calls, MismatchAgreed,
+                         ::testing::Combine(::testing::ValuesIn(variants()),
+                                            ::testing::Values("shm", "tcp")),
+                         variantName);
+
+TEST(MismatchAgreedGroups, SettingsOtherThanZeroOneTwoAreRefused) {
+  Config config;
+  config.checkCalls = 3;
+  const Status st = config.validate();
+  EXPECT_EQ(st.code(), StatusCode::InvalidArgument);
+  EXPECT_NE(st.message().find("CHORUS_CHECK_CALLS must be 0 (off), 1"), std::string::npos)
+      << st.toString();
+  config.checkCalls = 2;
+  EXPECT_TRUE(config.validate().ok());
+}
+
+// A group is agreed on as a whole: rank 2 of 3 queues one allreduce fewer, so every rank's
+// groupEnd fails and nothing of the group runs; matching calls then work, in and out of groups,
+// with point-to-point calls beside them (those are not agreed: they pair with one peer).
+TEST(MismatchAgreedGroups, AGroupThatDiffersIsRefusedEverywhere) {
+  auto results = test::runRanks(3, [](RankContext& ctx) {
+    const Config config = testConfig("auto", 2);
+    auto comm = ctx.connect(&config);
+    if (!comm) return 1;
+    float x = 1.0f, y = 1.0f;
+    groupStart();
+    (void)comm->allReduce(&x, &x, 1, DataType::Float32, RedOp::Sum);
+    if (ctx.rank != 2) (void)comm->allReduce(&y, &y, 1, DataType::Float32, RedOp::Sum);
+    Status st = groupEnd();
+    ctx.report("group: %s", st.toString().c_str());
+    if (st.code() != StatusCode::InvalidUsage || x != 1.0f ||
+        st.message().find("rank 2 called a group of 1 collective") == std::string::npos)
+      return 2;
+    const int to = (ctx.rank + 1) % 3, from = (ctx.rank + 2) % 3;
+    float sent = float(ctx.rank), got = -1;
+    groupStart();
+    (void)comm->allReduce(&x, &x, 1, DataType::Float32, RedOp::Sum);
+    (void)comm->send(&sent, 1, DataType::Float32, to);
+    (void)comm->recv(&got, 1, DataType::Float32, from);
+    st = groupEnd();
+    ctx.report("; next: %s, sum %g, got %g", st.toString().c_str(), double(x), double(got));
+    return st.ok() && x == 3.0f && got == float(from) ? 0 : 3;
+  });
+  EXPECT_EQ(test::describeFailures(results), "");
+}
+
 // CHORUS_CHECK_CALLS=0 drops the ready notices: two ranks that each broadcast as root return
 // success (what the check is for), and the mismatch surfaces at the next call instead.
 TEST(MismatchUnchecked, TwoRootsReturnAndTheNextCallFails) {
   auto results = test::runRanks(2, [](RankContext& ctx) {
-    const Config config = testConfig("auto", false);
+    const Config config = testConfig("auto", 0);
     auto comm = ctx.connect(&config);
     if (!comm) return 1;
     std::vector<float> a(1024, 1.0f);
@@ -158,7 +236,7 @@ TEST(MismatchUnchecked, TwoRootsReturnAndTheNextCallFails) {
 // the next call, so communicators refuse to form.
 TEST(MismatchUnchecked, RanksMustAgreeOnTheSetting) {
   auto results = test::runRanks(2, [](RankContext& ctx) {
-    const Config config = testConfig("auto", ctx.rank == 0);
+    const Config config = testConfig("auto", ctx.rank == 0 ? 1 : 0);
     std::unique_ptr<Communicator> comm;
     Status st = Communicator::create(ctx.id, ctx.rank, ctx.size, config, &comm);
     ctx.report("%s", st.toString().c_str());

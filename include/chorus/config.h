@@ -24,11 +24,16 @@ struct Config {
   std::string topoDumpFile;  // CHORUS_TOPO_DUMP_FILE: rank 0 writes the job topology here
   std::string tuneFile;      // CHORUS_TUNE_FILE: link estimates measured by chorus-tune
   std::string algo;          // CHORUS_ALGO: force algorithms, "allreduce=ring,allgather=bruck"
-  // CHORUS_CHECK_CALLS: a rank that only sends to a peer in a collective waits for the peer's
-  // word that it is in the same call before returning (docs/architecture.md). Off (0), such a
-  // rank may return before a mismatch is found, and rooted collectives of a few KiB or less run
-  // up to twice as fast. The same on every rank.
-  bool checkCalls = true;
+  // CHORUS_CHECK_CALLS, the same on every rank (docs/architecture.md):
+  //  1: a rank that only sends to a peer in a collective waits for the peer's word that it is
+  //     in the same call before returning; a rank none of whose partners differs may still
+  //     finish a mismatched call (its next call fails).
+  //  2: besides, the ranks agree on every collective before any data moves (an allgather of
+  //     what each was asked): every rank returns InvalidUsage from a mismatched call, and the
+  //     communicator stays usable. About one small allgather more per call.
+  //  0: neither; rooted collectives of a few KiB or less run up to twice as fast, and a
+  //     broadcast root or reduce leaf may return before a mismatch is found.
+  int checkCalls = 1;
   // NCCL_COMM_BLOCKING, read for the NCCL face only: whether its communicators block when the
   // caller's ncclConfig_t leaves `blocking` undefined. The C++ API always blocks.
   bool ncclCommBlocking = true;

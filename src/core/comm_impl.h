@@ -13,6 +13,7 @@
 
 #include "bootstrap/bootstrap.h"
 #include "chorus/communicator.h"
+#include "core/call_agreement.h"
 #include "core/executor.h"
 #include "core/flight_recorder.h"
 #include "core/op_desc.h"
@@ -67,6 +68,8 @@ struct Communicator::Impl {
     return p;
   }
   uint32_t opSeq = 0;  // collectives issued so far; travels in every message header
+  CallPrint myPrint;   // CHORUS_CHECK_CALLS=2: what this rank was asked
+  std::vector<CallPrint> agreedPrints;  // and what every rank was, once agreed
   // The last calls, for dumps on timeout, abort and SIGUSR1 (core/flight_recorder.h).
   std::unique_ptr<FlightRecorder> recorder;  // CHORUS_TRACE_BUFFER entries (0: off)
   FlightDumpInfo dumpInfo;
@@ -123,11 +126,17 @@ struct Communicator::Impl {
     int64_t startNs = 0;    // when it was prepared; its deadline counts from here
   };
   Status prepare(const OpDesc& d, const void* in, void* out, const void* premulScalar, Prepared* p);
+  // CHORUS_CHECK_CALLS=2 (core/call_agreement.h): the allgather of every rank's `mine`, made
+  // ready like a call; once it ran, agreement() says whether all ranks asked for the same.
+  Status prepareAgreement(const CallPrint& mine, Prepared* p);
+  Status agreement() const { return compareCallPrints(agreedPrints); }
   void start(const Prepared& p);
   // After the executor finished: post-processing (Avg's division).
   Status finish(const Prepared& p);
   // Records a failed run: poisons the communicator and tells the peers if it started here.
   Status failedRun(const Status& st, const Prepared& p);
+  // Runs a prepared call to its end, here on the calling thread.
+  Status execute(const Prepared& p);
   // Writes the flight recorder (CHORUS_TRACE_DIR); `reason` says why.
   void dumpFlightRecorder(const std::string& reason) const;
 

@@ -136,8 +136,7 @@ Status Communicator::Impl::prepare(const OpDesc& d, const void* in, void* out,
     p->bufs.input = stage;
   }
   if (p->op == RedOp::Avg || p->op == RedOp::PreMulSum) p->op = RedOp::Sum;
-  const bool collective = d.coll != Collective::Send && d.coll != Collective::Recv;
-  p->seq = collective ? opSeq++ : 0;
+  p->seq = isP2p(d) ? 0 : opSeq++;
   p->startNs = nowNs();  // one clock read for the recorder and the call's deadline
   p->recorded = recorder->begin(d, p->seq, p->plan->schedule.algorithm, p->startNs);
   return Status::Ok();
@@ -181,17 +180,35 @@ Status Communicator::Impl::failedRun(const Status& failure, const Prepared& p) {
   return st.withContext("rank " + std::to_string(rank) + ": " + d.toString());
 }
 
+Status Communicator::Impl::execute(const Prepared& p) {
+  Status st = executor->run(*p.plan, p.desc, p.seq, p.op, p.bufs,
+                            Deadline::afterFrom(p.startNs, config.timeoutSec));
+  if (st.ok()) st = finish(p);
+  return st.ok() ? st : failedRun(st, p);
+}
+
+Status Communicator::Impl::prepareAgreement(const CallPrint& mine, Prepared* p) {
+  myPrint = mine;
+  agreedPrints.resize(size_t(size));
+  OpDesc gather;
+  gather.coll = Collective::AllGather;
+  gather.dtype = DataType::Uint8;
+  gather.count = sizeof(CallPrint);
+  return prepare(gather, &myPrint, agreedPrints.data(), nullptr, p);
+}
+
 Status Communicator::Impl::run(const OpDesc& d, bool inGroup, const void* in, void* out,
                                const void* premulScalar) {
   if (inGroup) return enqueueInGroup(this, d, in, out, premulScalar);
+  if (config.checkCalls == 2 && !isP2p(d)) {
+    Prepared agree;
+    CHORUS_RETURN_IF_ERROR(prepareAgreement(callPrint(d), &agree));
+    CHORUS_RETURN_IF_ERROR(execute(agree));
+    CHORUS_RETURN_IF_ERROR(agreement().withContext("rank " + std::to_string(rank)));
+  }
   Prepared p;
   CHORUS_RETURN_IF_ERROR(prepare(d, in, out, premulScalar, &p));
-  Status st = executor->run(*p.plan, p.desc, p.seq, p.op, p.bufs,
-                            Deadline::afterFrom(p.startNs, config.timeoutSec));
-  if (!st.ok()) return failedRun(st, p);
-  st = finish(p);
-  if (!st.ok()) return failedRun(st, p);
-  return st;
+  return execute(p);
 }
 
 namespace {

@@ -8,6 +8,7 @@
 
 #include "bootstrap/wire.h"
 #include "common/log.h"
+#include "common/rank_list.h"
 #include "core/comm_impl.h"
 #include "topo/probe.h"
 #include "transport/registry.h"
@@ -27,22 +28,9 @@ struct PeerInfo {
 
 std::string agreedSettings(const Config& config) {
   std::string s = "CHORUS_TRANSPORT=" + config.transport +
-                  " CHORUS_CHECK_CALLS=" + (config.checkCalls ? "1" : "0");
+                  " CHORUS_CHECK_CALLS=" + std::to_string(config.checkCalls);
   for (const TransportEntry& e : registeredTransports()) s += " " + e.mustAgree(config);
   return s;
-}
-
-// "1-3,7": ranks as ranges, for the log.
-std::string rankList(const std::vector<int>& ranks) {
-  std::string out;
-  for (size_t i = 0; i < ranks.size();) {
-    size_t j = i;
-    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
-    out += (out.empty() ? "" : ",") + std::to_string(ranks[i]);
-    if (j > i) out += "-" + std::to_string(ranks[j]);
-    i = j + 1;
-  }
-  return out;
 }
 
 }  // namespace

@@ -40,7 +40,7 @@ Status Config::fromEnvironment(Config* out, Names names) {
   if (auto v = envInt("CHORUS_SHM_SLOTS", &err)) c.shmSlots = int(*v);
   if (auto v = envInt("CHORUS_SPIN_NS", &err)) c.spinNs = *v;
   if (auto v = envBytes("CHORUS_STREAM_BYTES", &err)) c.streamBytes = size_t(*v);
-  if (auto v = envInt("CHORUS_CHECK_CALLS", &err)) c.checkCalls = *v != 0;
+  if (auto v = envInt("CHORUS_CHECK_CALLS", &err)) c.checkCalls = int(*v);
   if (auto v = envString("CHORUS_HOSTID")) c.hostId = *v;
   if (auto v = either("CHORUS_TOPO_FILE", "NCCL_TOPO_FILE", names)) c.topoFile = *v;
   if (auto v = either("CHORUS_TOPO_DUMP_FILE", "NCCL_TOPO_DUMP_FILE", names)) c.topoDumpFile = *v;
@@ -88,6 +88,11 @@ Status Config::validate() const {
     return Status::InvalidArgument("configuration: CHORUS_SHM_SLOTS must be 1..1024, not " +
                                    std::to_string(shmSlots));
   if (spinNs < 0) return Status::InvalidArgument("configuration: CHORUS_SPIN_NS must be >= 0");
+  if (checkCalls < 0 || checkCalls > 2)
+    return Status::InvalidArgument(
+        "configuration: CHORUS_CHECK_CALLS must be 0 (off), 1 (senders wait for their "
+        "receivers) or 2 (every rank agrees on every collective), not " +
+        std::to_string(checkCalls));
   CHORUS_RETURN_IF_ERROR(checkTransportNames(transport).withContext("configuration"));
   CHORUS_RETURN_IF_ERROR(TcpOptions::fromConfig(*this).validate().withContext("configuration"));
   CHORUS_RETURN_IF_ERROR(RdmaOptions::fromConfig(*this).validate().withContext("configuration"));

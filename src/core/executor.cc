@@ -56,7 +56,7 @@ void Executor::start(const Plan& plan, const OpDesc& desc, uint32_t opSeq, RedOp
   cpu_ = engine_ == cpu ? cpu : nullptr;
   deadline_ = deadline;
   esize_ = dataTypeSize(desc.dtype);
-  p2p_ = desc.coll == Collective::Send || desc.coll == Collective::Recv;
+  p2p_ = isP2p(desc);
   // (The footprint is at most twice the largest buffer: small calls skip working it out.)
   streamOutput_ = env_.streamBytes &&
                   2 * desc.count * esize_ * env_.conns.size() >= env_.streamBytes &&

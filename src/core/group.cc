@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -36,10 +37,6 @@ struct GroupState {
   Status failed;  // failOpenGroup: the first failure, and the group will run nothing
 };
 thread_local GroupState tlsGroup;
-
-bool isP2p(const OpDesc& d) {
-  return d.coll == Collective::Send || d.coll == Collective::Recv;
-}
 
 // Builds one schedule from a communicator's grouped sends and receives (counted in bytes).
 // A send to self is paired, in order, with a receive from self and becomes a copy.
@@ -86,15 +83,19 @@ Status mergeP2p(Communicator::Impl* c, const std::vector<const Queued*>& ops,
   return Status::Ok();
 }
 
-// What one communicator does during groupEnd: its phases, run one after another.
+// What one communicator does during groupEnd: its phases, run one after another. The merged
+// point-to-point comes first when there is one; with CHORUS_CHECK_CALLS=2 the ranks then agree
+// on the group's collectives (core/call_agreement.h) before running them in call order.
 struct CommWork {
   Communicator::Impl* comm = nullptr;
   std::vector<const Queued*> p2p, collectives;
-  size_t next = 0;  // next phase; phase 0 is the merged point-to-point when there is one
+  bool agree = false;
+  size_t next = 0;  // next phase
   bool running = false, done = false;
   Communicator::Impl::Prepared current;
 
-  size_t phases() const { return (p2p.empty() ? 0 : 1) + collectives.size(); }
+  size_t phases() const { return (p2p.empty() ? 0 : 1) + (agree ? 1 : 0) + collectives.size(); }
+  size_t agreementPhase() const { return agree ? (p2p.empty() ? 0 : 1) : SIZE_MAX; }
 
   Status startNext() {
     current = Communicator::Impl::Prepared{};
@@ -106,8 +107,12 @@ struct CommWork {
       current.startNs = nowNs();
       current.recorded =
           comm->recorder->begin(current.desc, 0, "grouped send/recv", current.startNs);
+    } else if (next == agreementPhase()) {
+      std::vector<OpDesc> calls;
+      for (const Queued* q : collectives) calls.push_back(q->desc);
+      CHORUS_RETURN_IF_ERROR(comm->prepareAgreement(groupPrint(calls), &current));
     } else {
-      const Queued* q = collectives[next - (p2p.empty() ? 0 : 1)];
+      const Queued* q = collectives[next - (p2p.empty() ? 0 : 1) - (agree ? 1 : 0)];
       CHORUS_RETURN_IF_ERROR(comm->prepare(q->desc, q->in, q->out, q->scalar(), &current));
     }
     comm->start(current);
@@ -152,6 +157,7 @@ Status runGroup(std::vector<Queued>& ops) {
     }
     (isP2p(q.desc) ? it->p2p : it->collectives).push_back(&q);
   }
+  for (CommWork& w : work) w.agree = !w.collectives.empty() && w.comm->config.checkCalls == 2;
   Status first;
   auto failAll = [&](const Status& st) {
     if (first.ok()) first = st;
@@ -195,7 +201,14 @@ Status runGroup(std::vector<Queued>& ops) {
           failAll(w.comm->failedRun(st, w.current));
           break;
         }
-        ++w.next;
+        if (w.next++ == w.agreementPhase()) {
+          // Every rank found the same: the group's collectives are not run anywhere, and the
+          // communicator stays usable.
+          if (Status st = w.comm->agreement(); !st.ok()) {
+            w.done = true;
+            if (first.ok()) first = st.withContext("rank " + std::to_string(w.comm->rank));
+          }
+        }
       }
       moved |= p != Executor::Poll::Idle;
     }

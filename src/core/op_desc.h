@@ -40,6 +40,10 @@ struct OpDesc {
   std::string toString() const;
 };
 
+inline bool isP2p(const OpDesc& d) {
+  return d.coll == Collective::Send || d.coll == Collective::Recv;
+}
+
 struct OpDescHash {
   size_t operator()(const OpDesc& d) const {
     uint64_t h = d.count * 0x9E3779B97F4A7C15ull;

@@ -1,0 +1,80 @@
+#include "core/call_agreement.h"
+
+#include "common/rank_list.h"
+
+namespace chorus {
+
+namespace {
+
+bool reduces(Collective c) {
+  return c == Collective::AllReduce || c == Collective::ReduceScatter || c == Collective::Reduce;
+}
+
+bool rooted(Collective c) {
+  return c == Collective::Broadcast || c == Collective::Reduce || c == Collective::Gather ||
+         c == Collective::Scatter;
+}
+
+std::string describe(const CallPrint& p) {
+  if (p.group)
+    return "a group of " + std::to_string(p.count) + " collective" + (p.count == 1 ? "" : "s") +
+           " (fingerprint " + std::to_string(p.groupHash % 100000) + ")";
+  OpDesc d;
+  d.coll = Collective(p.coll);
+  d.dtype = DataType(p.dtype);
+  d.op = RedOp(p.op);
+  d.root = p.root;
+  d.count = p.count;
+  return d.toString();
+}
+
+}  // namespace
+
+CallPrint callPrint(const OpDesc& d) {
+  CallPrint p;
+  p.count = d.count;
+  p.coll = uint8_t(d.coll);
+  p.dtype = uint8_t(d.dtype);
+  if (reduces(d.coll)) p.op = uint8_t(d.op);
+  if (rooted(d.coll)) p.root = d.root;
+  return p;
+}
+
+CallPrint groupPrint(const std::vector<OpDesc>& collectives) {
+  CallPrint g;
+  g.group = 1;
+  g.count = collectives.size();
+  g.groupHash = 0xcbf29ce484222325ull;  // FNV-1a over the calls' prints
+  for (const OpDesc& d : collectives) {
+    const CallPrint p = callPrint(d);
+    const auto* bytes = reinterpret_cast<const unsigned char*>(&p);
+    for (size_t i = 0; i < sizeof p; ++i) g.groupHash = (g.groupHash ^ bytes[i]) * 0x100000001b3ull;
+  }
+  return g;
+}
+
+Status compareCallPrints(const std::vector<CallPrint>& prints) {
+  std::vector<CallPrint> distinct;
+  std::vector<std::vector<int>> ranksOf;
+  for (size_t r = 0; r < prints.size(); ++r) {
+    size_t k = 0;
+    while (k < distinct.size() && !(distinct[k] == prints[r])) ++k;
+    if (k == distinct.size()) {
+      distinct.push_back(prints[r]);
+      ranksOf.emplace_back();
+    }
+    ranksOf[k].push_back(int(r));
+  }
+  if (distinct.size() == 1) return Status::Ok();
+  std::string calls;
+  for (size_t k = 0; k < distinct.size(); ++k)
+    calls += std::string(k ? "; " : "") + (ranksOf[k].size() > 1 ? "ranks " : "rank ") +
+             rankList(ranksOf[k]) + " called " + describe(distinct[k]);
+  return Status::InvalidUsage(
+      "mismatched calls, found by every rank before any data moved (CHORUS_CHECK_CALLS=2): " +
+      calls +
+      ". Every rank must make the same collective calls, with the same count, type, op and root, "
+      "in the same order; the communicator is still usable");
+}
+
+}  // namespace chorus
