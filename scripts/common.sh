@@ -19,8 +19,8 @@ CHORUS_PACKAGES=(cmake g++ make pkg-config libgtest-dev libbenchmark-dev iproute
   libfabric-dev libfabric-bin
   # baselines for chorus-bench and the multi-host launcher tests
   libopenmpi-dev openmpi-bin libgloo-dev iperf3
-  # instructions per call (perf/call_cost.sh)
-  valgrind
+  # instructions per call (perf/call_cost.sh); relocatable bundles for other machines (scripts/bundle)
+  valgrind patchelf
   # the reference trainer: BLAS, IDX loader, data set; pictures: topology and benchmark plots
   libopenblas-dev zlib1g-dev dataset-fashion-mnist graphviz gnuplot-nox
   # the PyTorch backend (python/chorus_torch) and its tests: Debian's torch 1.13 for /usr/bin/python3
