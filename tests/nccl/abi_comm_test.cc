@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstring>
 #include <thread>
 #include <vector>
 
@@ -215,6 +216,45 @@ TEST(NcclAbi, NonBlockingInitReportsProgressThenSuccess) {
     RANK_NCCL(ncclCommFinalize(comm));
     RANK_REQUIRE(ncclAllReduce(&v, &sum, 1, ncclInt, ncclSum, comm, nullptr) == ncclInvalidUsage,
                  "a finalized communicator refuses work");
+    RANK_NCCL(ncclCommDestroy(comm));
+    return 0;
+  });
+  EXPECT_EQ(failures, "");
+}
+
+// nccl_device.h's host functions, declared as NVIDIA's header does (it needs nvcc to include).
+struct DeviceTeam {
+  int nRanks, rank, stride;
+};
+extern "C" DeviceTeam ncclTeamWorld(ncclComm_t);
+extern "C" DeviceTeam ncclTeamLsa(ncclComm_t);
+extern "C" DeviceTeam ncclTeamRail(ncclComm_t);
+extern "C" int ncclTeamRankToWorld(ncclComm_t, DeviceTeam, int rank);
+extern "C" ncclResult_t ncclDevCommCreate(ncclComm_t, const void* requirements, void* devComm);
+extern "C" ncclResult_t ncclLsaBarrierCreateRequirement(DeviceTeam, int, void*, void*);
+
+// The device API loads and says what it is: teams as Chorus has them (the world; no peer
+// reachable by load/store, so the LSA team is the rank alone), and a device communicator
+// refused with ncclInvalidUsage and a reason.
+TEST(NcclAbi, DeviceApiTeamsAndARefusalThatSaysWhy) {
+  std::string failures = runRanks(2, [](int rank, int n, const ncclUniqueId& id) {
+    ncclComm_t comm = nullptr;
+    RANK_NCCL(ncclCommInitRank(&comm, n, id, rank));
+    const DeviceTeam world = ncclTeamWorld(comm), lsa = ncclTeamLsa(comm),
+                     rail = ncclTeamRail(comm);
+    RANK_REQUIRE(world.nRanks == n && world.rank == rank && world.stride == 1, "world %d %d %d",
+                 world.nRanks, world.rank, world.stride);
+    RANK_REQUIRE(lsa.nRanks == 1 && lsa.rank == 0, "lsa %d %d", lsa.nRanks, lsa.rank);
+    RANK_REQUIRE(rail.nRanks == n && rail.rank == rank, "rail %d %d", rail.nRanks, rail.rank);
+    RANK_REQUIRE(ncclTeamRankToWorld(comm, world, 1 - rank) == 1 - rank, "peer's world rank");
+    char devComm[256] = {}, requirements[256] = {};
+    RANK_REQUIRE(ncclDevCommCreate(comm, requirements, devComm) == ncclInvalidUsage,
+                 "a device communicator is refused");
+    RANK_REQUIRE(strstr(ncclGetLastError(comm), "ncclDevCommCreate") &&
+                     strstr(ncclGetLastError(comm), "device API"),
+                 "the reason: %s", ncclGetLastError(comm));
+    RANK_REQUIRE(ncclLsaBarrierCreateRequirement(lsa, 1, devComm, requirements) == ncclInvalidUsage,
+                 "barrier requirements are refused");
     RANK_NCCL(ncclCommDestroy(comm));
     return 0;
   });

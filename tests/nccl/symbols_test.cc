@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <fstream>
 #include <regex>
 #include <set>
@@ -49,6 +50,31 @@ TEST(NcclSymbols, EveryFunctionOfNvidiasHeaderIsExported) {
     if (n.rfind("nccl", 0) == 0) {
       EXPECT_TRUE(names.count("p" + n)) << "header lacks p" << n;
     }
+  }
+  dlclose(lib);
+}
+
+// The host half of NCCL 2.28's device API (nccl_device.h and nccl_device/*.h: the functions
+// marked NCCL_EXTERN_C __host__) is exported too, both names of each.
+TEST(NcclSymbols, EveryHostFunctionOfNvidiasDeviceHeadersIsExported) {
+  const std::string dir = std::string(NVIDIA_NCCL_HEADER).substr(0, strlen(NVIDIA_NCCL_HEADER) - 6);
+  std::string text = readFile((dir + "nccl_device.h").c_str());
+  ASSERT_FALSE(text.empty()) << "cannot read " << dir << "nccl_device.h";
+  for (const char* part : {"core.h", "lsa_barrier.h", "gin_barrier.h", "ll_a2a.h"})
+    text += readFile((dir + "nccl_device/" + part).c_str());
+  static const std::regex decl(
+      R"(NCCL_EXTERN_C\s+__host__\s+[A-Za-z0-9_]+\s+(nccl[A-Za-z0-9_]+)\s*\()");
+  std::set<std::string> names;
+  const std::string code = withoutComments(text);
+  for (auto it = std::sregex_iterator(code.begin(), code.end(), decl); it != std::sregex_iterator();
+       ++it)
+    names.insert((*it)[1]);
+  ASSERT_GE(names.size(), 11u) << "the header parse found too few functions";
+  void* lib = dlopen(CHORUS_NCCL_LIBRARY, RTLD_NOW | RTLD_LOCAL);
+  ASSERT_NE(lib, nullptr) << dlerror();
+  for (const std::string& n : names) {
+    EXPECT_NE(dlsym(lib, n.c_str()), nullptr) << n << " is missing";
+    EXPECT_NE(dlsym(lib, ("p" + n).c_str()), nullptr) << "p" << n << " is missing";
   }
   dlclose(lib);
 }
