@@ -38,6 +38,10 @@ class Communicator {
 
   int rank() const;
   int size() const;
+  // The CUDA device that was current when this communicator was created, as NCCL binds one;
+  // -1 where CUDA cannot be used (no libchorus_cuda, driver or device). Device buffers are
+  // recognised and refused until the device data path exists (docs/gpu.md).
+  int cudaDevice() const;
 
   // Collective over this communicator: ranks passing the same color >= 0 form a new
   // communicator, ordered by (key, old rank); color < 0 (NCCL_SPLIT_NOCOLOR) leaves `out` null.

@@ -67,8 +67,9 @@ struct Communicator::Impl {
     recentPlans[0] = {d, p};
     return p;
   }
-  uint32_t opSeq = 0;  // collectives issued so far; travels in every message header
-  CallPrint myPrint;   // CHORUS_CHECK_CALLS=2: what this rank was asked
+  int cudaDevice = -1;  // current on the creating thread; -1 where CUDA is not usable
+  uint32_t opSeq = 0;   // collectives issued so far; travels in every message header
+  CallPrint myPrint;    // CHORUS_CHECK_CALLS=2: what this rank was asked
   std::vector<CallPrint> agreedPrints;  // and what every rank was, once agreed
   // The last calls, for dumps on timeout, abort and SIGUSR1 (core/flight_recorder.h).
   std::unique_ptr<FlightRecorder> recorder;  // CHORUS_TRACE_BUFFER entries (0: off)
@@ -126,6 +127,7 @@ struct Communicator::Impl {
     int64_t startNs = 0;    // when it was prepared; its deadline counts from here
   };
   Status prepare(const OpDesc& d, const void* in, void* out, const void* premulScalar, Prepared* p);
+  Status refuseDeviceMemory(const OpDesc& d, const void* in, const void* out);
   // CHORUS_CHECK_CALLS=2 (core/call_agreement.h): the allgather of every rank's `mine`, made
   // ready like a call; once it ran, agreement() says whether all ranks asked for the same.
   Status prepareAgreement(const CallPrint& mine, Prepared* p);

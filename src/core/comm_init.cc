@@ -13,6 +13,7 @@
 #include "common/env.h"
 #include "common/log.h"
 #include "core/comm_impl.h"
+#include "engine/cuda_runtime.h"
 #include "topo/job.h"
 #include "topo/probe.h"
 
@@ -58,6 +59,7 @@ Status Communicator::Impl::init(const UniqueId& id, int r, int n, const Config& 
   rank = r;
   size = n;
   config = cfg;
+  cudaDevice = CudaRuntime::get().currentDevice();
   Deadline deadline = Deadline::after(config.timeoutSec);
   CHORUS_RETURN_IF_ERROR(Bootstrap::connect(id, rank, size, deadline, &bootstrap));
   Status st = initOverBootstrap(deadline);

@@ -1,6 +1,7 @@
 // The collective entry points: every call checked once (core/call_args.h), then one path
 // (Impl::run) for all of them.
 #include <bit>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <thread>
@@ -9,6 +10,7 @@
 #include "core/call_args.h"
 #include "core/comm_impl.h"
 #include "core/group_queue.h"
+#include "engine/cuda_runtime.h"
 
 namespace chorus {
 
@@ -100,6 +102,31 @@ Status Communicator::Impl::planFor(const OpDesc& d, const Plan** out) {
   return Status::Ok();
 }
 
+namespace {
+
+std::string pointerText(const void* p) {
+  char text[32];
+  snprintf(text, sizeof text, "%p", p);
+  return text;
+}
+
+}  // namespace
+
+// Stage one of the CUDA path: device buffers are recognised, so that the CPU never reads them
+// (it would fault, or read garbage), and refused with what to do instead.
+Status Communicator::Impl::refuseDeviceMemory(const OpDesc& d, const void* in, const void* out) {
+  for (const void* p : {in, out}) {
+    int device = -1;
+    if (CudaRuntime::get().classify(p, &device) == MemoryKind::CudaDevice)
+      return Status::InvalidUsage(
+          "rank " + std::to_string(rank) + ": " + d.toString() + ": the buffer at " +
+          pointerText(p) + " is memory of CUDA device " + std::to_string(device) +
+          ", and collectives on device memory are not built yet (docs/gpu.md): pass host "
+          "buffers (ordinary, cudaMallocHost or managed memory)");
+  }
+  return Status::Ok();
+}
+
 Status Communicator::Impl::prepare(const OpDesc& d, const void* in, void* out,
                                    const void* premulScalar, Prepared* p) {
   // (A failure still waiting for its root cause lets the call start: it fails with that cause.)
@@ -107,11 +134,11 @@ Status Communicator::Impl::prepare(const OpDesc& d, const void* in, void* out,
     if (Status st = failureToReport(); !st.ok())
       return st.withContext("rank " + std::to_string(rank) + ": " + d.toString() +
                             " refused, the communicator failed earlier");
+  if (cudaDevice >= 0) CHORUS_RETURN_IF_ERROR(refuseDeviceMemory(d, in, out));
   CHORUS_RETURN_IF_ERROR(planFor(d, &p->plan));
   p->desc = d;
   p->out = out;
-  // The C++ API and the NCCL face take host memory today; the CUDA issue tells device
-  // pointers apart here and picks their engine.
+  // Host memory only, so far: refuseDeviceMemory turned device buffers away above.
   DataEngine* engine = engineFor(MemoryKind::Host);
   const size_t esize = dataTypeSize(d.dtype);
   p->bufs.engine = engine;
@@ -228,6 +255,9 @@ int Communicator::rank() const {
 }
 int Communicator::size() const {
   return impl_->size;
+}
+int Communicator::cudaDevice() const {
+  return impl_->cudaDevice;
 }
 
 Status Communicator::allReduce(const void* send, void* recv, size_t count, DataType t,

@@ -2,13 +2,20 @@
 
 #include <string>
 
+#include "engine/cuda_runtime.h"
+
 namespace chorus::nccl {
 
 Status checkPlacement(cudaStream_t stream, Placement* out) {
-  if (stream)
+  if (stream) {
+    const CudaRuntime& cuda = CudaRuntime::get();
     return Status::InvalidArgument(
-        "stream is not NULL, but this Chorus was built without CUDA: pass stream NULL with "
-        "host buffers (the call then completes before it returns)");
+        "stream is not NULL, but " +
+        (cuda.usable() ? std::string("stream-ordered collectives on device memory are not built "
+                                     "yet (docs/gpu.md)")
+                       : "CUDA cannot be used here (" + cuda.whyNot() + ")") +
+        ": pass stream NULL with host buffers (the call then completes before it returns)");
+  }
   *out = Placement::HostSync;
   return Status::Ok();
 }

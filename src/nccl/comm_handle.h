@@ -33,7 +33,8 @@ struct ncclWindow_vidmem {
 struct ncclComm {
   int rank = 0;
   int nranks = 1;
-  int cudaDev = 0;  // no device is bound on host; ncclCommInitAll numbers its communicators
+  // The device current at ncclCommInitRank (0 where CUDA cannot be used), or ncclCommInitAll's.
+  int cudaDev = 0;
   chorus::nccl::CommSettings settings;
 
   // Set once init succeeds; state is published (release) after it.

@@ -4,6 +4,7 @@
 // one (config->blocking = 0), or one issued inside a group, runs on a thread of its own: the
 // handle is returned at once with state ncclInProgress, and ncclCommGetAsyncError (or
 // ncclGroupEnd) reports when it is done.
+#include <algorithm>
 #include <cstring>
 #include <thread>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "chorus/group.h"
 #include "chorus/unique_id.h"
 #include "common/log.h"
+#include "engine/cuda_runtime.h"
 #include "nccl/api.h"
 #include "nccl/comm_handle.h"
 #include "nccl/errors.h"
@@ -74,6 +76,8 @@ Status initRank(ncclComm_t* out, int nranks, const ncclUniqueId& id, int rank,
   CHORUS_RETURN_IF_ERROR(parseConfig(config, &h->settings));
   h->rank = rank;
   h->nranks = nranks;
+  // As NCCL does: the device current on the calling thread (init may go on on another).
+  h->cudaDev = std::max(CudaRuntime::get().currentDevice(), 0);
   const bool inGroup = groupDepth() > 0;
   if (!h->settings.blocking || inGroup) {
     ncclComm* raw = h.release();

@@ -15,7 +15,7 @@ else
   root="$(cd "$here/../.." && pwd)"
   build="${CHORUS_GPU_BUILD:-$root/build-gpu}"
   cmake -S "$root" -B "$build" -DCMAKE_BUILD_TYPE=Release -DCHORUS_WITH_CUDA=ON >/dev/null &&
-    cmake --build "$build" -j"$(nproc)" --target gpu_reduce_test reduce_test >"$report/build.txt" 2>&1 ||
+    cmake --build "$build" -j"$(nproc)" --target gpu_reduce_test gpu_memory_test reduce_test >"$report/build.txt" 2>&1 ||
     { echo "build failed: $report/build.txt" >&2; exit 1; }
   bin="$build/bin"
   source_of="checkout $root"
@@ -47,6 +47,7 @@ step() {
 } | tee "$report/report.txt"
 step version "$bin/chorus-run" --version
 step gpu_reduce_test "$bin/gpu_reduce_test"
+step gpu_memory_test "$bin/gpu_memory_test"
 step reduce_test "$bin/reduce_test" --gtest_brief=1
 echo "all steps passed: $([ $failed -eq 0 ] && echo yes || echo no)" | tee -a "$report/report.txt"
 exit $failed
