@@ -186,32 +186,38 @@ TEST(MismatchAgreedGroups, SettingsOtherThanZeroOneTwoAreRefused) {
   EXPECT_TRUE(config.validate().ok());
 }
 
-// A group is agreed on as a whole: rank 2 of 3 queues one allreduce fewer, so every rank's
-// groupEnd fails and nothing of the group runs; matching calls then work, in and out of groups,
-// with point-to-point calls beside them (those are not agreed: they pair with one peer).
-TEST(MismatchAgreedGroups, AGroupThatDiffersIsRefusedEverywhere) {
+// In a group each collective is agreed on as it comes, as outside one: rank 2's second
+// allreduce differs, so every rank's groupEnd fails after the first allreduce ran and before
+// the second moved anything. A rank may group calls that the others make one by one; and
+// point-to-point calls in a group are not agreed on (they pair with one peer).
+TEST(MismatchAgreedGroups, ACollectiveThatDiffersInAGroupIsRefusedEverywhere) {
   auto results = test::runRanks(3, [](RankContext& ctx) {
     const Config config = testConfig("auto", 2);
     auto comm = ctx.connect(&config);
     if (!comm) return 1;
-    float x = 1.0f, y = 1.0f;
+    float x = 1.0f, y[2] = {1.0f, 1.0f};
     groupStart();
     (void)comm->allReduce(&x, &x, 1, DataType::Float32, RedOp::Sum);
-    if (ctx.rank != 2) (void)comm->allReduce(&y, &y, 1, DataType::Float32, RedOp::Sum);
+    (void)comm->allReduce(y, y, ctx.rank == 2 ? 2 : 1, DataType::Float32, RedOp::Sum);
     Status st = groupEnd();
     ctx.report("group: %s", st.toString().c_str());
-    if (st.code() != StatusCode::InvalidUsage || x != 1.0f ||
-        st.message().find("rank 2 called a group of 1 collective") == std::string::npos)
+    if (st.code() != StatusCode::InvalidUsage || x != 3.0f || y[0] != 1.0f ||
+        st.message().find("rank 2 called allreduce(count=2") == std::string::npos)
       return 2;
+    // Rank 0 groups what ranks 1 and 2 call one by one, with a ring of sends beside them.
     const int to = (ctx.rank + 1) % 3, from = (ctx.rank + 2) % 3;
     float sent = float(ctx.rank), got = -1;
+    if (ctx.rank == 0) groupStart();
+    Status a = comm->allReduce(&x, &x, 1, DataType::Float32, RedOp::Sum);
+    Status b = comm->allReduce(y, y, 2, DataType::Float32, RedOp::Sum);
+    if (ctx.rank == 0) a = groupEnd();
     groupStart();
-    (void)comm->allReduce(&x, &x, 1, DataType::Float32, RedOp::Sum);
     (void)comm->send(&sent, 1, DataType::Float32, to);
     (void)comm->recv(&got, 1, DataType::Float32, from);
-    st = groupEnd();
-    ctx.report("; next: %s, sum %g, got %g", st.toString().c_str(), double(x), double(got));
-    return st.ok() && x == 3.0f && got == float(from) ? 0 : 3;
+    Status c = groupEnd();
+    ctx.report("; next: %s %s %s, x %g, y %g, got %g", a.toString().c_str(), b.toString().c_str(),
+               c.toString().c_str(), double(x), double(y[1]), double(got));
+    return a.ok() && b.ok() && c.ok() && x == 9.0f && y[1] == 3.0f && got == float(from) ? 0 : 3;
   });
   EXPECT_EQ(test::describeFailures(results), "");
 }

@@ -16,9 +16,6 @@ bool rooted(Collective c) {
 }
 
 std::string describe(const CallPrint& p) {
-  if (p.group)
-    return "a group of " + std::to_string(p.count) + " collective" + (p.count == 1 ? "" : "s") +
-           " (fingerprint " + std::to_string(p.groupHash % 100000) + ")";
   OpDesc d;
   d.coll = Collective(p.coll);
   d.dtype = DataType(p.dtype);
@@ -38,19 +35,6 @@ CallPrint callPrint(const OpDesc& d) {
   if (reduces(d.coll)) p.op = uint8_t(d.op);
   if (rooted(d.coll)) p.root = d.root;
   return p;
-}
-
-CallPrint groupPrint(const std::vector<OpDesc>& collectives) {
-  CallPrint g;
-  g.group = 1;
-  g.count = collectives.size();
-  g.groupHash = 0xcbf29ce484222325ull;  // FNV-1a over the calls' prints
-  for (const OpDesc& d : collectives) {
-    const CallPrint p = callPrint(d);
-    const auto* bytes = reinterpret_cast<const unsigned char*>(&p);
-    for (size_t i = 0; i < sizeof p; ++i) g.groupHash = (g.groupHash ^ bytes[i]) * 0x100000001b3ull;
-  }
-  return g;
 }
 
 Status compareCallPrints(const std::vector<CallPrint>& prints) {

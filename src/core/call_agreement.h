@@ -14,21 +14,17 @@
 
 namespace chorus {
 
-// What must be the same on every rank, as it travels: one call, or a group's collectives.
+// What must be the same on every rank for one collective call, as it travels.
 struct CallPrint {
-  uint64_t count = 0;  // a group: how many collectives it queued
-  uint64_t groupHash = 0;
+  uint64_t count = 0;
   int32_t root = -1;                    // rooted collectives only
   uint8_t coll = 0, dtype = 0, op = 0;  // op: reducing collectives only
-  uint8_t group = 0;
+  uint8_t unused = 0;
   bool operator==(const CallPrint&) const = default;
 };
-static_assert(sizeof(CallPrint) == 24, "CallPrint travels as bytes");
+static_assert(sizeof(CallPrint) == 16, "CallPrint travels as bytes");
 
 CallPrint callPrint(const OpDesc& d);
-// The collectives one communicator queued in a group, in order (point-to-point calls pair
-// with their peers only and are left out).
-CallPrint groupPrint(const std::vector<OpDesc>& collectives);
 
 // Ok when every rank's print is the same; otherwise InvalidUsage naming each set of ranks and
 // the call it made, the same text on every rank.

@@ -7,7 +7,6 @@
 #include <time.h>
 
 #include <algorithm>
-#include <cstdint>
 #include <cstring>
 #include <vector>
 
@@ -84,8 +83,9 @@ Status mergeP2p(Communicator::Impl* c, const std::vector<const Queued*>& ops,
 }
 
 // What one communicator does during groupEnd: its phases, run one after another. The merged
-// point-to-point comes first when there is one; with CHORUS_CHECK_CALLS=2 the ranks then agree
-// on the group's collectives (core/call_agreement.h) before running them in call order.
+// point-to-point comes first when there is one, then the collectives in call order; with
+// CHORUS_CHECK_CALLS=2 each collective is agreed on first, as outside a group
+// (core/call_agreement.h), so a rank may group calls that another makes one by one.
 struct CommWork {
   Communicator::Impl* comm = nullptr;
   std::vector<const Queued*> p2p, collectives;
@@ -94,8 +94,11 @@ struct CommWork {
   bool running = false, done = false;
   Communicator::Impl::Prepared current;
 
-  size_t phases() const { return (p2p.empty() ? 0 : 1) + (agree ? 1 : 0) + collectives.size(); }
-  size_t agreementPhase() const { return agree ? (p2p.empty() ? 0 : 1) : SIZE_MAX; }
+  size_t perCollective() const { return agree ? 2 : 1; }
+  size_t phases() const { return (p2p.empty() ? 0 : 1) + perCollective() * collectives.size(); }
+  bool isAgreement(size_t phase) const {
+    return agree && !(phase == 0 && !p2p.empty()) && (phase - (p2p.empty() ? 0 : 1)) % 2 == 0;
+  }
 
   Status startNext() {
     current = Communicator::Impl::Prepared{};
@@ -107,13 +110,12 @@ struct CommWork {
       current.startNs = nowNs();
       current.recorded =
           comm->recorder->begin(current.desc, 0, "grouped send/recv", current.startNs);
-    } else if (next == agreementPhase()) {
-      std::vector<OpDesc> calls;
-      for (const Queued* q : collectives) calls.push_back(q->desc);
-      CHORUS_RETURN_IF_ERROR(comm->prepareAgreement(groupPrint(calls), &current));
     } else {
-      const Queued* q = collectives[next - (p2p.empty() ? 0 : 1) - (agree ? 1 : 0)];
-      CHORUS_RETURN_IF_ERROR(comm->prepare(q->desc, q->in, q->out, q->scalar(), &current));
+      const Queued* q = collectives[(next - (p2p.empty() ? 0 : 1)) / perCollective()];
+      if (isAgreement(next))
+        CHORUS_RETURN_IF_ERROR(comm->prepareAgreement(callPrint(q->desc), &current));
+      else
+        CHORUS_RETURN_IF_ERROR(comm->prepare(q->desc, q->in, q->out, q->scalar(), &current));
     }
     comm->start(current);
     running = true;
@@ -201,9 +203,9 @@ Status runGroup(std::vector<Queued>& ops) {
           failAll(w.comm->failedRun(st, w.current));
           break;
         }
-        if (w.next++ == w.agreementPhase()) {
-          // Every rank found the same: the group's collectives are not run anywhere, and the
-          // communicator stays usable.
+        if (w.isAgreement(w.next++)) {
+          // Every rank found the same: the call and the rest of the group are run nowhere,
+          // and the communicator stays usable.
           if (Status st = w.comm->agreement(); !st.ok()) {
             w.done = true;
             if (first.ok()) first = st.withContext("rank " + std::to_string(w.comm->rank));
