@@ -16,13 +16,12 @@ bool rooted(Collective c) {
 }
 
 std::string describe(const CallPrint& p) {
-  OpDesc d;
-  d.coll = Collective(p.coll);
-  d.dtype = DataType(p.dtype);
-  d.op = RedOp(p.op);
-  d.root = p.root;
-  d.count = p.count;
-  return d.toString();
+  return OpDesc{.coll = Collective(p.coll),
+                .dtype = DataType(p.dtype),
+                .op = RedOp(p.op),
+                .root = p.root,
+                .count = p.count}
+      .toString();
 }
 
 }  // namespace

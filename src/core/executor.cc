@@ -421,12 +421,11 @@ Status Executor::mismatch(const WireHeader& got, int peer, uint64_t p2pCount, ui
                                 "rank the same CHORUS_ALGO, CHORUS_TUNE_FILE and CHORUS_*_BYTES "
                                 "settings");
   }
-  OpDesc theirs;
-  theirs.coll = Collective(got.coll);
-  theirs.dtype = DataType(got.dtype);
-  theirs.op = RedOp(got.op);
-  theirs.root = got.root;
-  theirs.count = got.count;
+  const OpDesc theirs{.coll = Collective(got.coll),
+                      .dtype = DataType(got.dtype),
+                      .op = RedOp(got.op),
+                      .root = got.root,
+                      .count = got.count};
   OpDesc mine = desc_;
   if (p2p_) mine.root = -1;
   return Status::InvalidUsage(
