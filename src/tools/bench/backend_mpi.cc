@@ -9,6 +9,7 @@
 #include <mpi.h>
 
 #include <cstring>
+#include <utility>
 #include <vector>
 
 #include "backend.h"
@@ -17,54 +18,21 @@ namespace chorus::bench {
 
 namespace {
 
-bool mpiType(DataType t, MPI_Datatype* out) {
-  switch (t) {
-    case DataType::Int8:
-      *out = MPI_INT8_T;
-      return true;
-    case DataType::Uint8:
-      *out = MPI_UINT8_T;
-      return true;
-    case DataType::Int32:
-      *out = MPI_INT32_T;
-      return true;
-    case DataType::Uint32:
-      *out = MPI_UINT32_T;
-      return true;
-    case DataType::Int64:
-      *out = MPI_INT64_T;
-      return true;
-    case DataType::Uint64:
-      *out = MPI_UINT64_T;
-      return true;
-    case DataType::Float32:
-      *out = MPI_FLOAT;
-      return true;
-    case DataType::Float64:
-      *out = MPI_DOUBLE;
-      return true;
-    default:
-      return false;  // MPI 3 has no 16-bit or 8-bit floats
-  }
-}
+// The types and reductions MPI has: MPI 3 has no 16-bit or 8-bit floats.
+const std::pair<DataType, MPI_Datatype> kTypes[] = {
+    {DataType::Int8, MPI_INT8_T},   {DataType::Uint8, MPI_UINT8_T},
+    {DataType::Int32, MPI_INT32_T}, {DataType::Uint32, MPI_UINT32_T},
+    {DataType::Int64, MPI_INT64_T}, {DataType::Uint64, MPI_UINT64_T},
+    {DataType::Float32, MPI_FLOAT}, {DataType::Float64, MPI_DOUBLE}};
+const std::pair<RedOp, MPI_Op> kOps[] = {
+    {RedOp::Sum, MPI_SUM}, {RedOp::Prod, MPI_PROD}, {RedOp::Max, MPI_MAX}, {RedOp::Min, MPI_MIN}};
 
-bool mpiOp(RedOp op, MPI_Op* out) {
-  switch (op) {
-    case RedOp::Sum:
-      *out = MPI_SUM;
-      return true;
-    case RedOp::Prod:
-      *out = MPI_PROD;
-      return true;
-    case RedOp::Max:
-      *out = MPI_MAX;
-      return true;
-    case RedOp::Min:
-      *out = MPI_MIN;
-      return true;
-    default:
-      return false;
-  }
+// What `table` pairs with `key`; null when it has no such entry.
+template <typename K, typename V, size_t N>
+const V* lookUp(const std::pair<K, V> (&table)[N], K key) {
+  for (const auto& [k, v] : table)
+    if (k == key) return &v;
+  return nullptr;
 }
 
 Status check(int rc, const char* what) {
@@ -170,14 +138,17 @@ class MpiBackend final : public Backend {
 
  private:
   static Status type(DataType t, MPI_Datatype* mt) {
-    if (!mpiType(t, mt))
-      return Status::Unsupported(std::string("MPI has no ") + dataTypeName(t) + " type");
+    const MPI_Datatype* found = lookUp(kTypes, t);
+    if (!found) return Status::Unsupported(std::string("MPI has no ") + dataTypeName(t) + " type");
+    *mt = *found;
     return Status::Ok();
   }
   static Status types(DataType t, RedOp op, MPI_Datatype* mt, MPI_Op* mo) {
     CHORUS_RETURN_IF_ERROR(type(t, mt));
-    if (!mpiOp(op, mo))
+    const MPI_Op* found = lookUp(kOps, op);
+    if (!found)
       return Status::Unsupported(std::string("MPI has no ") + redOpName(op) + " reduction");
+    *mo = *found;
     return Status::Ok();
   }
 
