@@ -1,5 +1,6 @@
 #include "options.h"
 
+#include <algorithm>
 #include <cstdint>
 
 #include "tools/cli/tool.h"
@@ -13,12 +14,6 @@ const std::vector<std::string> kCollectives = {"allreduce", "reduce_scatter", "a
                                                "gather",    "scatter",        "sendrecv"};
 const std::vector<std::string> kPointToPoint = {"latency", "bw", "bibw"};
 constexpr int64_t kMaxCount = 1 << 30;
-
-bool contains(const std::vector<std::string>& names, const std::string& n) {
-  for (const std::string& x : names)
-    if (x == n) return true;
-  return false;
-}
 
 // Long options every command takes; commands fall through to these.
 void commonOptions(CLI::App& app, Options* o) {
@@ -132,10 +127,7 @@ void compareOptions(CLI::App& c, Options* o) {
 }  // namespace
 
 bool isCollective(const std::string& n) {
-  return contains(kCollectives, n);
-}
-bool isPointToPoint(const std::string& n) {
-  return contains(kPointToPoint, n);
+  return std::find(kCollectives.begin(), kCollectives.end(), n) != kCollectives.end();
 }
 
 int parseOptions(int argc, char** argv, Options* o) {

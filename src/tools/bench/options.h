@@ -51,7 +51,6 @@ struct Options {
 };
 
 bool isCollective(const std::string& name);
-bool isPointToPoint(const std::string& name);
 
 // On the tools' option layer (src/tools/cli): -1 when the run should go on, otherwise the exit
 // status once the help, the version or the usage error is printed.
