@@ -52,7 +52,9 @@ constexpr auto kDrainLimit = std::chrono::seconds(1);
 constexpr auto kPollCap = milliseconds(500);  // a safety net only: SIGCHLD wakes the loop
 constexpr size_t kMaxLine = 1 << 20;          // longer "lines" are cut so memory stays bounded
 constexpr int kExitTimeout = 124, kExitExec = 127;
-constexpr int kForwarded[] = {SIGINT, SIGTERM, SIGHUP};
+// The signals forwarded to the ranks, with their names.
+constexpr std::pair<int, const char*> kForwarded[] = {
+    {SIGINT, "SIGINT"}, {SIGTERM, "SIGTERM"}, {SIGHUP, "SIGHUP"}};
 
 // All writes go through one write() per message, so chorus-run's own notes and the ranks' lines
 // never split each other even though they share stderr.
@@ -194,26 +196,18 @@ void InstallSignalHandlers() {
   sa.sa_handler = OnSignal;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESTART;
-  for (int sig : kForwarded) sigaction(sig, &sa, nullptr);
+  for (auto [sig, name] : kForwarded) sigaction(sig, &sa, nullptr);
   sigaction(SIGCHLD, &sa, nullptr);
   signal(SIGPIPE, SIG_IGN);  // a closed stdout shows up as EPIPE in WriteAll instead
 }
 
 const char* SignalName(int sig) {
-  switch (sig) {
-    case SIGINT:
-      return "SIGINT";
-    case SIGTERM:
-      return "SIGTERM";
-    case SIGHUP:
-      return "SIGHUP";
-    default:
-      return "a signal";
-  }
+  for (auto [forwarded, name] : kForwarded)
+    if (forwarded == sig) return name;
+  return "a signal";
 }
 
-// ---- One rank's output
-// ---------------------------------------------------------------------------
+// ---- One rank's output --------------------------------------------------------------------------
 
 // One of a rank's two pipes plus the part of a line not yet ended by '\n'.
 struct Stream {
@@ -307,7 +301,8 @@ int Job::OpenStreams() const {
 
 // Runs in the child between fork and exec; the parent is single-threaded, so setenv is safe here.
 void Job::ExecRank(int rank, const std::vector<std::string>& env, int out, int err, int exec_err) {
-  for (int sig : kForwarded) signal(sig, SIG_DFL);  // before exec a signal must not reach our pipe
+  // Before exec a signal must not reach our pipe.
+  for (auto [sig, name] : kForwarded) signal(sig, SIG_DFL);
   signal(SIGCHLD, SIG_DFL);
   signal(SIGPIPE, SIG_DFL);  // an ignored SIGPIPE would survive exec
   dup2(out, 1);
@@ -332,14 +327,11 @@ void Job::ExecRank(int rank, const std::vector<std::string>& env, int out, int e
   _exit(kExitExec);
 }
 
-int MakePipe(int fds[2]) {
-  return pipe2(fds, O_CLOEXEC);
-}
-
 // Returns the errno of a failed exec, 0 once the program runs.
 int Job::StartRank(int rank, const std::vector<std::string>& env) {
   int out[2], err[2], ex[2];
-  if (MakePipe(out) != 0 || MakePipe(err) != 0 || MakePipe(ex) != 0) Die("pipe2() for a rank");
+  if (pipe2(out, O_CLOEXEC) != 0 || pipe2(err, O_CLOEXEC) != 0 || pipe2(ex, O_CLOEXEC) != 0)
+    Die("pipe2() for a rank");
   pid_t pid = fork();
   if (pid < 0) Die("fork()");
   if (pid == 0) ExecRank(rank, env, out[1], err[1], ex[1]);
@@ -402,8 +394,7 @@ void Job::Start() {
     job_deadline_ = Clock::now() + milliseconds(static_cast<long long>(o_.timeout_s * 1000));
 }
 
-// ---- Stopping
-// -------------------------------------------------------------------------------------
+// ---- Stopping -----------------------------------------------------------------------------------
 
 void Job::SendAll(int sig) {
   for (Rank& r : ranks_)
@@ -488,8 +479,7 @@ void Job::CheckDeadlines(Clock::time_point now) {
   }
 }
 
-// ---- The loop
-// ---------------------------------------------------------------------------------------
+// ---- The loop -----------------------------------------------------------------------------------
 
 void Job::PollOnce(Clock::time_point now) {
   Clock::time_point wake = now + kPollCap;
