@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -31,5 +32,11 @@ std::string parseChoice(const std::string& option, const std::string& text,
 std::string sizeText(uint64_t bytes);
 // "a, b or c".
 std::string listText(const std::vector<std::string>& names);
+// printf into a string, for reports (up to 511 characters).
+std::string fmt(const char* format, auto... args) {
+  char buf[512];
+  snprintf(buf, sizeof buf, format, args...);
+  return buf;
+}
 
 }  // namespace chorus::cli

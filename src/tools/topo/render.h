@@ -7,9 +7,6 @@
 
 namespace chorus::topo {
 
-// nvidia-smi topo -m style abbreviation: X, NV, PIX, PXB, PHB, SYS, NET.
-const char* pathAbbrev(PathClass c);
-
 struct RenderOptions {
   int maxHosts = 2;   // hosts drawn or printed in full; identical ones are summarised anyway
   std::string notes;  // what discovery said, printed under the tree

@@ -1,38 +1,21 @@
 // The readable tree: hosts, sockets, devices under them with their nearest NIC, then the GPU
 // path matrices in nvidia-smi's abbreviations, the rank placement and the link estimates.
-#include <cstdio>
 #include <sstream>
 
+#include "tools/cli/values.h"
 #include "tools/topo/render.h"
 
 namespace chorus::topo {
 
-const char* pathAbbrev(PathClass c) {
-  switch (c) {
-    case PathClass::Self:
-      return "X";
-    case PathClass::NVLink:
-      return "NV";
-    case PathClass::PcieSwitch:
-      return "PIX";
-    case PathClass::PcieMultiSwitch:
-      return "PXB";
-    case PathClass::HostBridge:
-      return "PHB";
-    case PathClass::CrossSocket:
-      return "SYS";
-    case PathClass::Network:
-      return "NET";
-  }
-  return "?";
-}
-
 namespace {
 
-std::string fmt(const char* f, auto... args) {
-  char buf[512];
-  snprintf(buf, sizeof buf, f, args...);
-  return buf;
+using cli::fmt;
+
+// nvidia-smi topo -m's abbreviations, in PathClass order.
+const char* const kPathAbbrev[kNumPathClasses] = {"X", "NV", "PIX", "PXB", "PHB", "SYS", "NET"};
+
+const char* pathAbbrev(PathClass c) {
+  return kPathAbbrev[int(c)];
 }
 
 bool sameShape(const Host& a, const Host& b) {

@@ -52,6 +52,7 @@
 #include "tune/cost_model.h"
 
 using namespace chorus;
+using cli::fmt;
 
 namespace {
 
@@ -320,12 +321,6 @@ Derived derive(const Measured& m, const topo::Topology& base, topo::PathClass pc
 std::string sizeText(size_t bytes) {
   if (bytes >= kMiB && bytes % kMiB == 0) return std::to_string(bytes / kMiB) + " MiB";
   return std::to_string(bytes) + " B";
-}
-
-std::string fmt(const char* f, double v) {
-  char buf[64];
-  snprintf(buf, sizeof buf, f, v);
-  return buf;
 }
 
 std::string describeRun(const Communicator& c, topo::PathClass pc, bool quick) {
