@@ -21,7 +21,6 @@
 #include "dense.h"
 #include "loss.h"
 #include "mlp.h"
-#include "sgd.h"
 
 namespace train {
 namespace {
@@ -45,18 +44,15 @@ struct Micro {
   std::vector<int> y;                   // labels (the last stage)
 };
 
-class Pipeline : public Strategy {
+class Pipeline : public ModelSlice {
  public:
   Pipeline(const Options& o, CommThread* ct, std::unique_ptr<Communicator> stages,
            std::unique_ptr<Communicator> data, int stage, int stageCount, int dRank, int dSize,
            const std::vector<int>& dims)
-      : ct_(ct),
+      : ModelSlice(ct, std::move(data), dRank, dSize),
         stages_(std::move(stages)),
-        data_(std::move(data)),
         s_(stage),
         S_(stageCount),
-        dRank_(dRank),
-        dSize_(dSize),
         M_(o.microBatches > 0 ? o.microBatches : 2 * stageCount) {
     Mlp whole(dims);
     std::vector<float> full(whole.paramCount());
@@ -77,8 +73,7 @@ class Pipeline : public Strategy {
       std::copy_n(full.data() + s.weight, size_t(s.out) * size_t(s.in),
                   params_.data() + layers_[k].w);
     }
-    grads_.assign(params_.size(), 0.0f);
-    sgd_ = std::make_unique<Sgd>(params_.size(), o.lr, o.momentum);
+    initOptimizer(o);
     micro_.resize(size_t(M_));
   }
 
@@ -116,19 +111,7 @@ class Pipeline : public Strategy {
       backward(i);
       CHORUS_RETURN_IF_ERROR(exchange(nullptr, &micro_[size_t(i)], false));
     }
-    if (data_) {
-      CHORUS_RETURN_IF_ERROR(ct_->run([&](Communicator&) {
-        return data_
-            ->allReduce(grads_.data(), grads_.data(), grads_.size(), DataType::Float32,
-                        chorus::RedOp::Sum)
-            .withContext("gradient allreduce across the data dimension");
-      }));
-    }
-    sgd_->step(params_.data(), grads_.data(), 0, params_.size());
-    double stats[2] = {lossSum_ * scale_, 0};
-    CHORUS_RETURN_IF_ERROR(sumDoubles(ct_, stats, 2));
-    *loss = stats[0];
-    return Status::Ok();
+    return update(lossSum_ * scale_, loss);
   }
 
   // Forward only, a chunk at a time through the stages; the last stage counts.
@@ -158,14 +141,6 @@ class Pipeline : public Strategy {
     return Status::Ok();
   }
 
-  Status checkReplicas(uint64_t step, uint64_t* hash) override {
-    if (data_) return checkReplicasAgree(ct_, dSize_, params_, step, hash, data_.get());
-    *hash = hashParams(params_);
-    return Status::Ok();
-  }
-
-  size_t paramBytes() const override { return params_.size() * sizeof(float); }
-  size_t optimizerBytes() const override { return params_.size() * sizeof(float); }
   double bubbleFraction() const override { return double(S_ - 1) / double(M_ + S_ - 1); }
 
   std::string layout() const override {
@@ -278,13 +253,11 @@ class Pipeline : public Strategy {
     }
   }
 
-  CommThread* ct_;
-  std::unique_ptr<Communicator> stages_, data_;
-  const int s_, S_, dRank_, dSize_, M_;
+  std::unique_ptr<Communicator> stages_;
+  const int s_, S_, M_;
   int first_ = 0;
   std::vector<Layer> layers_;
-  std::vector<float> params_, grads_, scratch_;
-  std::unique_ptr<Sgd> sgd_;
+  std::vector<float> scratch_;
   std::vector<Micro> micro_;
   float scale_ = 1;
   double lossSum_ = 0;

@@ -4,6 +4,7 @@
 // traffic), and the ranks holding the same slice or stage form the data group.
 #include "strategy.h"
 
+#include "collective.h"
 #include "pipeline.h"
 #include "tensor.h"
 #include "zero.h"
@@ -12,6 +13,31 @@ namespace train {
 
 using chorus::Communicator;
 using chorus::Status;
+
+Status ModelSlice::checkReplicas(uint64_t step, uint64_t* hash) {
+  return checkReplicasAgree(data_ ? ct_ : nullptr, dSize_, params_, step, hash, data_.get());
+}
+
+void ModelSlice::initOptimizer(const Options& o) {
+  grads_.assign(params_.size(), 0.0f);
+  sgd_ = std::make_unique<Sgd>(params_.size(), o.lr, o.momentum);
+}
+
+Status ModelSlice::update(double lossPart, double* loss) {
+  if (data_) {
+    CHORUS_RETURN_IF_ERROR(ct_->run([&](Communicator&) {
+      return data_
+          ->allReduce(grads_.data(), grads_.data(), grads_.size(), chorus::DataType::Float32,
+                      chorus::RedOp::Sum)
+          .withContext("gradient allreduce across the data dimension");
+    }));
+  }
+  sgd_->step(params_.data(), grads_.data(), 0, params_.size());
+  double stats[2] = {lossPart, 0};
+  CHORUS_RETURN_IF_ERROR(sumDoubles(ct_, stats, 2));
+  *loss = stats[0];
+  return Status::Ok();
+}
 
 namespace {
 

@@ -16,6 +16,7 @@
 #include "comm_thread.h"
 #include "idx.h"
 #include "options.h"
+#include "sgd.h"
 
 namespace train {
 
@@ -48,6 +49,32 @@ inline Share shareOf(int64_t total, int i, int parts) {
   const int lo = int(total * i / parts), hi = int(total * (i + 1) / parts);
   return {lo, hi - lo};
 }
+
+// What tensor and pipeline share: each rank of a model group holds a slice of the parameters
+// (and as much momentum), and the ranks holding the same slice form the data group (null when
+// it would hold one rank), which sums their gradients.
+class ModelSlice : public Strategy {
+ public:
+  // Ranks along the data dimension hold the same slices and must agree.
+  chorus::Status checkReplicas(uint64_t step, uint64_t* hash) override;
+  size_t paramBytes() const override { return params_.size() * sizeof(float); }
+  size_t optimizerBytes() const override { return params_.size() * sizeof(float); }
+
+ protected:
+  ModelSlice(CommThread* ct, std::unique_ptr<chorus::Communicator> data, int dRank, int dSize)
+      : ct_(ct), data_(std::move(data)), dRank_(dRank), dSize_(dSize) {}
+  // Zeroed gradients and momentum for params_, once it holds this rank's slice.
+  void initOptimizer(const Options& o);
+  // Sums the gradients over the data group, steps the optimiser, and sums each rank's share of
+  // the batch loss (`lossPart`) over the world into *loss.
+  chorus::Status update(double lossPart, double* loss);
+
+  CommThread* ct_;
+  std::unique_ptr<chorus::Communicator> data_;
+  const int dRank_, dSize_;
+  std::vector<float> params_, grads_;
+  std::unique_ptr<Sgd> sgd_;
+};
 
 // Builds the strategy named by o.strategy for this rank. The communication thread owns the
 // world communicator (null on one rank) and every split of it.

@@ -21,7 +21,6 @@
 #include "dense.h"
 #include "loss.h"
 #include "mlp.h"
-#include "sgd.h"
 
 namespace train {
 namespace {
@@ -41,18 +40,15 @@ struct Slice {
   int localOut() const { return split == Split::Column ? n : out; }
 };
 
-class Tensor : public Strategy {
+class Tensor : public ModelSlice {
  public:
   Tensor(const Options& o, CommThread* ct, std::unique_ptr<Communicator> tensor,
          std::unique_ptr<Communicator> data, int tRank, int tSize, int dRank, int dSize,
          const std::vector<int>& dims)
-      : ct_(ct),
+      : ModelSlice(ct, std::move(data), dRank, dSize),
         tensor_(std::move(tensor)),
-        data_(std::move(data)),
         tRank_(tRank),
-        tSize_(tSize),
-        dRank_(dRank),
-        dSize_(dSize) {
+        tSize_(tSize) {
     // The same initial parameters as one process: initialise the whole model, keep the slices.
     Mlp whole(dims);
     std::vector<float> full(whole.paramCount());
@@ -90,8 +86,7 @@ class Tensor : public Strategy {
                       p + c.w + size_t(r) * size_t(c.localIn()));
       }
     }
-    grads_.assign(params_.size(), 0.0f);
-    sgd_ = std::make_unique<Sgd>(params_.size(), o.lr, o.momentum);
+    initOptimizer(o);
     act_.resize(layers_.size());
   }
 
@@ -107,20 +102,8 @@ class Tensor : public Strategy {
         softmaxCrossEntropy(act_.back().data(), s.n, C, y_.data(), scale, delta_.data(), &correct);
     std::fill(grads_.begin(), grads_.end(), 0.0f);
     CHORUS_RETURN_IF_ERROR(backward(s.n));
-    if (data_) {
-      CHORUS_RETURN_IF_ERROR(ct_->run([&](Communicator&) {
-        return data_
-            ->allReduce(grads_.data(), grads_.data(), grads_.size(), DataType::Float32,
-                        chorus::RedOp::Sum)
-            .withContext("gradient allreduce across the data dimension");
-      }));
-    }
-    sgd_->step(params_.data(), grads_.data(), 0, params_.size());
     // Every rank of a tensor group holds the same loss: the first one reports it.
-    double stats[2] = {tRank_ == 0 ? sum * scale : 0, 0};
-    CHORUS_RETURN_IF_ERROR(sumDoubles(ct_, stats, 2));
-    *loss = stats[0];
-    return Status::Ok();
+    return update(tRank_ == 0 ? sum * scale : 0, loss);
   }
 
   Status evaluate(const Dataset& test, double* accuracy) override {
@@ -143,16 +126,6 @@ class Tensor : public Strategy {
     *accuracy = counts[1] > 0 ? counts[0] / counts[1] : 0;
     return Status::Ok();
   }
-
-  // Ranks along the data dimension hold the same slices and must agree.
-  Status checkReplicas(uint64_t step, uint64_t* hash) override {
-    if (data_) return checkReplicasAgree(ct_, dSize_, params_, step, hash, data_.get());
-    *hash = hashParams(params_);
-    return Status::Ok();
-  }
-
-  size_t paramBytes() const override { return params_.size() * sizeof(float); }
-  size_t optimizerBytes() const override { return params_.size() * sizeof(float); }
 
   std::string layout() const override {
     std::string kinds;
@@ -224,12 +197,9 @@ class Tensor : public Strategy {
     return Status::Ok();
   }
 
-  CommThread* ct_;
-  std::unique_ptr<Communicator> tensor_, data_;
-  const int tRank_, tSize_, dRank_, dSize_;
+  std::unique_ptr<Communicator> tensor_;
+  const int tRank_, tSize_;
   std::vector<Slice> layers_;
-  std::vector<float> params_, grads_;
-  std::unique_ptr<Sgd> sgd_;
   std::vector<std::vector<float>> act_;
   std::vector<float> x_, delta_, deltaPrev_;
   std::vector<int> y_;
