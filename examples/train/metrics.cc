@@ -129,4 +129,31 @@ chorus::Status writePlot(const std::string& path, const std::string& title,
   return chorus::Status::Ok();
 }
 
+chorus::Status writeRunFiles(const std::string& metricsPath, const std::string& plotPath, int rank,
+                             const RunInfo& info, const std::vector<EpochRecord>& history,
+                             const std::vector<float>& stepLoss, int64_t stepsPerEpoch) {
+  if (!metricsPath.empty()) {
+    std::string path = metricsPath;
+    const size_t at = path.find("%r");
+    if (at != std::string::npos) path.replace(at, 2, std::to_string(rank));
+    if (at != std::string::npos || rank == 0)
+      CHORUS_RETURN_IF_ERROR(writeMetricsJson(path, info, history, stepLoss));
+  }
+  if (rank != 0 || plotPath.empty()) return chorus::Status::Ok();
+  const std::string title =
+      "chorus-train --strategy " + info.strategy + ", " + std::to_string(info.ranks) + " rank(s)";
+  chorus::Status st = writePlot(plotPath, title, history, stepLoss, stepsPerEpoch);
+  if (!st.ok()) fprintf(stderr, "chorus-train: plot not drawn: %s\n", st.toString().c_str());
+  return chorus::Status::Ok();
+}
+
+double samplesPerSecond(const std::vector<EpochRecord>& history) {
+  double wall = 0, seen = 0;
+  for (const EpochRecord& r : history) {
+    wall += r.wallS;
+    seen += r.samplesPerS * r.wallS;
+  }
+  return wall > 0 ? seen / wall : 0;
+}
+
 }  // namespace train

@@ -55,5 +55,13 @@ chorus::Status writeMetricsJson(const std::string& path, const RunInfo& info,
 chorus::Status writePlot(const std::string& path, const std::string& title,
                          const std::vector<EpochRecord>& history,
                          const std::vector<float>& stepLoss, int64_t stepsPerEpoch);
+// The end of a run: the metrics file (from every rank where the path holds %r, the rank; else
+// from rank 0), and rank 0's plot, titled after info's strategy and ranks (a plot that cannot be
+// drawn is only warned about). Empty paths write nothing.
+chorus::Status writeRunFiles(const std::string& metricsPath, const std::string& plotPath, int rank,
+                             const RunInfo& info, const std::vector<EpochRecord>& history,
+                             const std::vector<float>& stepLoss, int64_t stepsPerEpoch);
+// Samples per second over all the epochs of `history`.
+double samplesPerSecond(const std::vector<EpochRecord>& history);
 
 }  // namespace train

@@ -117,32 +117,15 @@ class StrategyTrainer {
     CHORUS_RETURN_IF_ERROR(s_->checkReplicas(step_, &hash));
     RunInfo info{o_.strategy, size_,         o_.batch,         false,
                  0,           hexHash(hash), s_->paramBytes(), s_->optimizerBytes()};
-    if (!o_.metrics.empty()) {
-      std::string path = o_.metrics;
-      const size_t at = path.find("%r");
-      if (at != std::string::npos) path.replace(at, 2, std::to_string(rank_));
-      if (at != std::string::npos || rank_ == 0)
-        CHORUS_RETURN_IF_ERROR(writeMetricsJson(path, info, history_, stepLoss_));
-    }
+    CHORUS_RETURN_IF_ERROR(writeRunFiles(o_.metrics, o_.plot, rank_, info, history_, stepLoss_,
+                                         (train_.count + o_.batch - 1) / o_.batch));
     if (rank_ != 0) return Status::Ok();
-    if (!o_.plot.empty()) {
-      const std::string title =
-          "chorus-train --strategy " + o_.strategy + ", " + std::to_string(size_) + " rank(s)";
-      const int64_t spe = (train_.count + o_.batch - 1) / o_.batch;
-      Status st = writePlot(o_.plot, title, history_, stepLoss_, spe);
-      if (!st.ok()) fprintf(stderr, "chorus-train: plot not drawn: %s\n", st.toString().c_str());
-    }
-    double wall = 0, seen = 0;
-    for (const EpochRecord& r : history_) {
-      wall += r.wallS;
-      seen += r.samplesPerS * r.wallS;
-    }
     const double acc = history_.empty() ? 0 : history_.back().testAccuracy;
     printf(
         "chorus-train: %s, %d rank(s), %d epoch(s), %llu steps, test_accuracy %.2f%%, %.0f "
         "samples/s, param_hash %s (rank 0's part)\n",
         o_.strategy.c_str(), size_, int(history_.size()), (unsigned long long)step_, 100 * acc,
-        wall > 0 ? seen / wall : 0, info.paramHash.c_str());
+        samplesPerSecond(history_), info.paramHash.c_str());
     return Status::Ok();
   }
 

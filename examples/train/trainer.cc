@@ -225,34 +225,16 @@ Status Trainer::finishRun() {
   const size_t bytes = mlp_.paramCount() * sizeof(float);  // parameters, and as much momentum
   RunInfo info{"ddp",         size_, o_.batch, o_.overlap, sync_.bucketCount(),
                hexHash(hash), bytes, bytes};
-  const std::string rankText = std::to_string(rank_);
-  if (!o_.metrics.empty()) {
-    std::string path = o_.metrics;
-    const size_t at = path.find("%r");
-    if (at != std::string::npos) path.replace(at, 2, rankText);
-    if (at != std::string::npos || lead())
-      CHORUS_RETURN_IF_ERROR(writeMetricsJson(path, info, state_.history, state_.stepLoss));
-  }
+  CHORUS_RETURN_IF_ERROR(writeRunFiles(o_.metrics, o_.plot, rank_, info, state_.history,
+                                       state_.stepLoss, (train_.count + o_.batch - 1) / o_.batch));
   if (!lead()) return Status::Ok();
-  if (!o_.plot.empty()) {
-    const int64_t spe = (train_.count + o_.batch - 1) / o_.batch;
-    const std::string title = "chorus-train --strategy ddp, " + std::to_string(size_) + " rank(s)";
-    Status st = writePlot(o_.plot, title, state_.history, state_.stepLoss, spe);
-    if (!st.ok()) fprintf(stderr, "chorus-train: plot not drawn: %s\n", st.toString().c_str());
-  }
   const EpochRecord last = state_.history.empty() ? EpochRecord{} : state_.history.back();
-  double sps = 0, wall = 0, seen = 0;
-  for (const EpochRecord& r : state_.history) {
-    wall += r.wallS;
-    seen += r.samplesPerS * r.wallS;
-  }
-  sps = wall > 0 ? seen / wall : 0;
   printf(
       "chorus-train: %d rank(s), %d epoch(s), %llu steps, test_accuracy %.2f%%, %.0f "
       "samples/s, %zu bucket(s)%s, param_hash %s, replicas identical\n",
       size_, int(state_.history.size()), (unsigned long long)state_.step, 100 * last.testAccuracy,
-      sps, sync_.bucketCount(), size_ > 1 ? (o_.overlap ? " overlapped" : " not overlapped") : "",
-      info.paramHash.c_str());
+      samplesPerSecond(state_.history), sync_.bucketCount(),
+      size_ > 1 ? (o_.overlap ? " overlapped" : " not overlapped") : "", info.paramHash.c_str());
   return Status::Ok();
 }
 
