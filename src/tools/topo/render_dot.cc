@@ -4,15 +4,17 @@
 // slow paths (across sockets, through the host bridge) stand out. A legend lists the classes
 // with their latency and bandwidth estimates.
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <sstream>
 
+#include "tools/cli/values.h"
 #include "tools/topo/render.h"
 
 namespace chorus::topo {
 
 namespace {
+
+using cli::fmt;
 
 struct Style {
   const char* color;
@@ -20,35 +22,20 @@ struct Style {
   const char* style;
 };
 
-Style styleOf(PathClass c) {
-  switch (c) {
-    case PathClass::Self:
-      return {"#000000", 1, "solid"};
-    case PathClass::NVLink:
-      return {"#76b900", 3.5, "solid"};
-    case PathClass::PcieSwitch:
-      return {"#1f77b4", 2.5, "solid"};
-    case PathClass::PcieMultiSwitch:
-      return {"#17becf", 2, "solid"};
-    case PathClass::HostBridge:
-      return {"#9467bd", 2, "solid"};
-    case PathClass::CrossSocket:
-      return {"#d62728", 3, "bold"};
-    case PathClass::Network:
-      return {"#7f7f7f", 1.5, "dashed"};
-  }
-  return {"#000000", 1, "solid"};
-}
+// In PathClass order: self, NVLink, one PCIe switch, several, host bridge, across sockets,
+// network.
+const Style kStyles[kNumPathClasses] = {{"#000000", 1, "solid"},   {"#76b900", 3.5, "solid"},
+                                        {"#1f77b4", 2.5, "solid"}, {"#17becf", 2, "solid"},
+                                        {"#9467bd", 2, "solid"},   {"#d62728", 3, "bold"},
+                                        {"#7f7f7f", 1.5, "dashed"}};
 
 // `extra` carries further attributes, e.g. constraint=false for edges that must not pull
 // nodes onto different ranks (the socket link would otherwise put socket 1 below socket 0).
 std::string edge(const std::string& a, const std::string& b, PathClass c,
                  const std::string& extra = "") {
-  Style s = styleOf(c);
-  char buf[512];
-  snprintf(buf, sizeof buf, "  %s -- %s [color=\"%s\", penwidth=%.1f, style=%s%s%s];\n", a.c_str(),
-           b.c_str(), s.color, s.width, s.style, extra.empty() ? "" : ", ", extra.c_str());
-  return buf;
+  const Style& s = kStyles[int(c)];
+  return fmt("  %s -- %s [color=\"%s\", penwidth=%.1f, style=%s%s%s];\n", a.c_str(), b.c_str(),
+             s.color, s.width, s.style, extra.empty() ? "" : ", ", extra.c_str());
 }
 
 std::string legend(const Topology& t) {
@@ -58,12 +45,10 @@ std::string legend(const Topology& t) {
        "<td><b>bandwidth</b></td></tr>";
   for (int c = 1; c < kNumPathClasses; ++c) {
     LinkParams p = t.link(PathClass(c));
-    char row[512];
-    snprintf(row, sizeof row,
-             "<tr><td bgcolor=\"%s\" width=\"24\"></td><td align=\"left\">%s</td><td>%.1f us</td>"
-             "<td>%.1f GB/s</td></tr>",
-             styleOf(PathClass(c)).color, pathClassName(PathClass(c)), p.latencyUs, p.bandwidthGBs);
-    o << row;
+    o << fmt(
+        "<tr><td bgcolor=\"%s\" width=\"24\"></td><td align=\"left\">%s</td><td>%.1f us</td>"
+        "<td>%.1f GB/s</td></tr>",
+        kStyles[c].color, pathClassName(PathClass(c)), p.latencyUs, p.bandwidthGBs);
   }
   o << "</table>>];\n";
   return o.str();
@@ -73,10 +58,9 @@ void drawHost(const Topology& t, int hi, std::ostream& o, std::ostream& outside)
   const Host& h = t.hosts[hi];
   std::string p =
       std::string("h").append(std::to_string(hi));  // GCC 12 -Wrestrict false positive on "h" + ...
-  char buf[512];
-  snprintf(buf, sizeof buf, "%s\\n%d socket(s) x %d cores, %d NUMA node(s)", h.name.c_str(),
-           h.sockets, h.coresPerSocket, h.numaNodes);
-  o << "  subgraph cluster_" << p << " {\n  label=\"" << buf
+  o << "  subgraph cluster_" << p << " {\n  label=\""
+    << fmt("%s\\n%d socket(s) x %d cores, %d NUMA node(s)", h.name.c_str(), h.sockets,
+           h.coresPerSocket, h.numaNodes)
     << "\"; style=\"rounded\"; color=\"#444444\"; fontsize=14;\n";
   std::map<std::string, std::string> switches;  // chain prefix -> node id
   auto switchNode = [&](int socket, const std::string& chain) {
@@ -132,10 +116,8 @@ void drawHost(const Topology& t, int hi, std::ostream& o, std::ostream& outside)
       const Nic& n = h.nics[k];
       if (n.socket != s) continue;
       std::string id = p + "_n" + std::to_string(k);
-      snprintf(buf, sizeof buf, "%s\\n%g Gb/s%s", n.name.c_str(), n.speedGbps,
-               n.rdma ? " RDMA" : "");
-      o << "  " << id << " [shape=ellipse, style=filled, fillcolor=\"#ffd59e\", label=\"" << buf
-        << "\"];\n";
+      o << "  " << id << " [shape=ellipse, style=filled, fillcolor=\"#ffd59e\", label=\""
+        << fmt("%s\\n%g Gb/s%s", n.name.c_str(), n.speedGbps, n.rdma ? " RDMA" : "") << "\"];\n";
       attach(n.pci, id, PathClass::PcieSwitch);
       outside << edge(id, "network", PathClass::Network);
     }
