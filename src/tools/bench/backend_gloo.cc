@@ -14,37 +14,13 @@
 #include <cstring>
 #include <exception>
 
+#include "native_type.h"
+
 namespace chorus::bench {
 
 namespace {
 
 using Fn = void (*)(void*, const void*, const void*, size_t);
-
-// Calls f(T{}) with the C++ type of t; Gloo's reductions exist for these.
-template <typename F>
-Status withType(DataType t, F&& f) {
-  switch (t) {
-    case DataType::Int8:
-      return f(int8_t{});
-    case DataType::Uint8:
-      return f(uint8_t{});
-    case DataType::Int32:
-      return f(int32_t{});
-    case DataType::Uint32:
-      return f(uint32_t{});
-    case DataType::Int64:
-      return f(int64_t{});
-    case DataType::Uint64:
-      return f(uint64_t{});
-    case DataType::Float32:
-      return f(float{});
-    case DataType::Float64:
-      return f(double{});
-    default:
-      return Status::Unsupported(std::string("the Gloo backend has no ") + dataTypeName(t) +
-                                 " (use float32, float64 or an integer type)");
-  }
-}
 
 // Gloo's two generations of reduction functions: plain function pointers for the option-style
 // collectives, ReductionFunction objects for the old-style algorithms (halving-doubling).
@@ -80,7 +56,10 @@ Status reductionOf(RedOp op, Reduction<T>* out) {
 template <typename F>
 Status typed(const char* what, DataType t, F&& f) {
   try {
-    return withType(t, f);
+    return withNativeType(t, f, [t] {
+      return Status::Unsupported(std::string("the Gloo backend has no ") + dataTypeName(t) +
+                                 " (use float32, float64 or an integer type)");
+    });
   } catch (const std::exception& e) {
     return Status::RemoteError(std::string("gloo ") + what + ": " + e.what());
   }

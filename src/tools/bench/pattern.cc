@@ -3,48 +3,26 @@
 #include <cmath>
 #include <cstdint>
 
+#include "native_type.h"
 #include "reduce/element.h"
 
 namespace chorus::bench {
 
 namespace {
 
-// Calls f(T*) for the types with a native C++ form, else f(nullptr) for the generic path
-// (fp16, bf16, fp8 go through element.h's conversions, which are slower but exact).
-template <typename F>
-void withNative(DataType t, void* p, F&& f) {
-  switch (t) {
-    case DataType::Int8:
-      return f(static_cast<int8_t*>(p));
-    case DataType::Uint8:
-      return f(static_cast<uint8_t*>(p));
-    case DataType::Int32:
-      return f(static_cast<int32_t*>(p));
-    case DataType::Uint32:
-      return f(static_cast<uint32_t*>(p));
-    case DataType::Int64:
-      return f(static_cast<int64_t*>(p));
-    case DataType::Uint64:
-      return f(static_cast<uint64_t*>(p));
-    case DataType::Float32:
-      return f(static_cast<float*>(p));
-    case DataType::Float64:
-      return f(static_cast<double*>(p));
-    default:
-      return f(static_cast<char*>(nullptr));
-  }
-}
-
+// The types without a native C++ form (fp16, bf16, fp8) go through element.h's conversions,
+// which are slower but exact.
 template <typename V>
 void fill(DataType t, void* buf, size_t n, size_t first, V value) {
-  withNative(t, buf, [&](auto* p) {
-    if (p) {
-      using T = std::remove_pointer_t<decltype(p)>;
-      for (size_t k = 0; k < n; ++k) p[k] = T(value(first + k));
-    } else {
-      for (size_t k = 0; k < n; ++k) storeElement(t, buf, k, value(first + k));
-    }
-  });
+  withNativeType(
+      t,
+      [&](auto x) {
+        using T = decltype(x);
+        for (size_t k = 0; k < n; ++k) static_cast<T*>(buf)[k] = T(value(first + k));
+      },
+      [&] {
+        for (size_t k = 0; k < n; ++k) storeElement(t, buf, k, value(first + k));
+      });
 }
 
 // What storing v into type t and reading it back gives.
@@ -57,20 +35,21 @@ double rounded(DataType t, double v) {
 template <typename V>
 size_t wrong(DataType t, const void* buf, size_t n, size_t first, V expect, double tol) {
   size_t bad = 0;
-  withNative(t, const_cast<void*>(buf), [&](auto* p) {
-    if (p) {
-      using T = std::remove_pointer_t<decltype(p)>;
-      for (size_t k = 0; k < n; ++k) {
-        const double e = double(T(expect(first + k)));
-        bad += std::fabs(double(p[k]) - e) > tol;
-      }
-    } else {
-      for (size_t k = 0; k < n; ++k) {
-        const double e = rounded(t, expect(first + k));
-        bad += std::fabs(loadElement(t, buf, k) - e) > tol * std::fmax(1, std::fabs(e));
-      }
-    }
-  });
+  withNativeType(
+      t,
+      [&](auto x) {
+        using T = decltype(x);
+        for (size_t k = 0; k < n; ++k) {
+          const double e = double(T(expect(first + k)));
+          bad += std::fabs(double(static_cast<const T*>(buf)[k]) - e) > tol;
+        }
+      },
+      [&] {
+        for (size_t k = 0; k < n; ++k) {
+          const double e = rounded(t, expect(first + k));
+          bad += std::fabs(loadElement(t, buf, k) - e) > tol * std::fmax(1, std::fabs(e));
+        }
+      });
   return bad;
 }
 
