@@ -1,15 +1,17 @@
 // --explain: for each pair of ranks, the path class, the transport Chorus would pick, and
 // why; then the algorithm class for the whole job. Large jobs are summarised by kind of pair.
 #include <algorithm>
-#include <cstdio>
 #include <map>
 #include <sstream>
 
+#include "tools/cli/values.h"
 #include "tools/topo/render.h"
 
 namespace chorus::topo {
 
 namespace {
+
+using cli::fmt;
 
 struct Choice {
   std::string transport;
@@ -82,8 +84,7 @@ std::string algorithmClass(const Topology& t) {
       o << "a single rank: nothing to communicate";
     else if (worstIntra == bestIntra)
       o << "every pair is " << pathClassName(worstIntra)
-        << ": ring for large messages, tree or "
-           "direct for small ones";
+        << ": ring for large messages, tree or direct for small ones";
     else
       o << "paths range from " << pathClassName(bestIntra) << " to " << pathClassName(worstIntra)
         << ": ring ordered to cross the slow class as few times as possible, or hierarchical by "
@@ -101,17 +102,14 @@ std::string algorithmClass(const Topology& t) {
 std::string explainTopology(const Topology& t) {
   std::ostringstream o;
   int n = int(t.ranks.size());
-  char buf[512];
   if (n <= 16) {
     for (int a = 0; a < n; ++a)
       for (int b = a + 1; b < n; ++b) {
         PathClass c = t.pathBetweenRanks(a, b);
         LinkParams p = t.link(c);
         Choice ch = choose(t, a, b);
-        snprintf(buf, sizeof buf, "rank %2d - rank %2d: %-17s %5.1f us %7.1f GB/s  %s: %s\n", a, b,
-                 pathClassName(c), p.latencyUs, p.bandwidthGBs, ch.transport.c_str(),
-                 ch.why.c_str());
-        o << buf;
+        o << fmt("rank %2d - rank %2d: %-17s %5.1f us %7.1f GB/s  %s: %s\n", a, b, pathClassName(c),
+                 p.latencyUs, p.bandwidthGBs, ch.transport.c_str(), ch.why.c_str());
       }
   } else {
     // One example per kind of pair, with how many pairs are of that kind.
@@ -127,11 +125,9 @@ std::string explainTopology(const Topology& t) {
       PathClass c = key.first;
       LinkParams p = t.link(c);
       Choice ch = choose(t, v.second.first, v.second.second);
-      snprintf(buf, sizeof buf,
-               "%-17s %5.1f us %7.1f GB/s  %ld pair(s), e.g. rank %d - rank %d: %s: %s\n",
+      o << fmt("%-17s %5.1f us %7.1f GB/s  %ld pair(s), e.g. rank %d - rank %d: %s: %s\n",
                pathClassName(c), p.latencyUs, p.bandwidthGBs, v.first, v.second.first,
                v.second.second, ch.transport.c_str(), ch.why.c_str());
-      o << buf;
     }
   }
   o << algorithmClass(t);
