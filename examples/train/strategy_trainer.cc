@@ -1,14 +1,12 @@
 #include "strategy_trainer.h"
 
-#include <algorithm>
 #include <cstdio>
 
 #include "blas_core.h"
 #include "collective.h"
-#include "common/clock.h"
 #include "metrics.h"
-#include "rng.h"
 #include "strategy.h"
+#include "trainer.h"
 
 namespace train {
 namespace {
@@ -73,41 +71,18 @@ class StrategyTrainer {
   }
 
   Status trainEpoch(int epoch, EpochRecord* rec) {
-    const std::vector<uint32_t> order = epochOrder(o_.seed, epoch, train_.count);
-    const int64_t steps = (train_.count + o_.batch - 1) / o_.batch;
-    Progress bar(rank_ == 0 && !o_.quiet, o_.strategy, epoch, steps);
-    const int64_t t0 = chorus::nowNs();
-    if (ct_) ct_->takeBusySeconds();
-    double lossSum = 0;
-    int64_t seen = 0;
-    for (int64_t s = 0; s < steps; ++s) {
-      if (o_.maxSteps > 0 && int64_t(step_) >= o_.maxSteps) {
-        stopped_ = true;
-        break;
-      }
-      const int64_t first = s * o_.batch;
-      const int gb = int(std::min<int64_t>(o_.batch, train_.count - first));
-      double loss = 0;
-      CHORUS_RETURN_IF_ERROR(
-          s_->step(train_, order.data() + first, gb, &loss)
-              .withContext("epoch " + std::to_string(epoch) + " step " + std::to_string(s + 1)));
-      ++step_;
-      stepLoss_.push_back(float(loss));
-      lossSum += loss * gb;
-      seen += gb;
-      if (o_.checkEvery > 0 && step_ % uint64_t(o_.checkEvery) == 0) {
-        uint64_t h;
-        CHORUS_RETURN_IF_ERROR(s_->checkReplicas(step_, &h));
-      }
-      bar.update(s + 1, loss, double(seen) / double(chorus::nowNs() - t0) * 1e9);
-    }
-    bar.done();
-    rec->epoch = epoch;
-    rec->wallS = double(chorus::nowNs() - t0) * 1e-9;
-    rec->trainLoss = seen ? lossSum / double(seen) : 0;
-    rec->samplesPerS = double(seen) / rec->wallS;
+    CHORUS_RETURN_IF_ERROR(runEpoch(
+        o_, rank_, ct_.get(), train_, epoch, &step_, &stepLoss_, &stopped_,
+        [&](const uint32_t* batch, int gb, double* loss) {
+          return s_->step(train_, batch, gb, loss);
+        },
+        [&](uint64_t steps) {
+          uint64_t h;
+          return s_->checkReplicas(steps, &h);
+        },
+        rec));
     // Every collective here blocks the training thread: all communication is waiting.
-    rec->commS = rec->waitS = ct_ ? ct_->takeBusySeconds() : 0;
+    rec->waitS = rec->commS;
     rec->computeS = rec->wallS - rec->waitS;
     return s_->evaluate(test_, &rec->testAccuracy);
   }

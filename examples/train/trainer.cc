@@ -18,10 +18,6 @@ namespace {
 
 using chorus::Status;
 
-double secondsSince(int64_t t0) {
-  return double(chorus::nowNs() - t0) * 1e-9;
-}
-
 std::vector<int> modelDims(const Options& o, const Dataset& d) {
   std::vector<int> dims = {d.pixels};
   dims.insert(dims.end(), o.hidden.begin(), o.hidden.end());
@@ -159,43 +155,21 @@ Status Trainer::step(const uint32_t* batch, int globalBatch, double* loss, doubl
 }
 
 Status Trainer::trainEpoch(int epoch, EpochRecord* rec, bool* stopped) {
-  const std::vector<uint32_t> order = epochOrder(o_.seed, epoch, train_.count);
-  const int64_t steps = (train_.count + o_.batch - 1) / o_.batch;
-  Progress bar(lead() && !o_.quiet, "ddp", epoch, steps);
-  const int64_t t0 = chorus::nowNs();
-  if (ct_) ct_->takeBusySeconds();
-  double lossSum = 0, waitSec = 0;
-  int64_t seen = 0;
-  for (int64_t s = 0; s < steps; ++s) {
-    if (o_.maxSteps > 0 && int64_t(state_.step) >= o_.maxSteps) {
-      *stopped = true;
-      break;
-    }
-    const int64_t first = s * o_.batch;
-    const int gb = int(std::min<int64_t>(o_.batch, train_.count - first));
-    double loss = 0;
-    CHORUS_RETURN_IF_ERROR(
-        step(order.data() + first, gb, &loss, &waitSec)
-            .withContext("epoch " + std::to_string(epoch) + " step " + std::to_string(s + 1)));
-    ++state_.step;
-    state_.stepLoss.push_back(float(loss));
-    lossSum += loss * gb;
-    seen += gb;
-    if (int(state_.step) == 1 && rank_ == o_.debugPerturbRank) state_.params[0] += 1e-3f;
-    if (o_.checkEvery > 0 && state_.step % uint64_t(o_.checkEvery) == 0) {
-      uint64_t h;
-      CHORUS_RETURN_IF_ERROR(checkReplicasAgree(ct_.get(), size_, state_.params, state_.step, &h));
-    }
-    bar.update(s + 1, loss, double(seen) / secondsSince(t0));
-  }
-  bar.done();
-  rec->epoch = epoch;
-  rec->wallS = secondsSince(t0);
-  rec->trainLoss = seen ? lossSum / double(seen) : 0;
-  rec->samplesPerS = double(seen) / rec->wallS;
+  double waitSec = 0;
+  CHORUS_RETURN_IF_ERROR(runEpoch(
+      o_, rank_, ct_.get(), train_, epoch, &state_.step, &state_.stepLoss, stopped,
+      [&](const uint32_t* batch, int gb, double* loss) {
+        CHORUS_RETURN_IF_ERROR(step(batch, gb, loss, &waitSec));
+        if (state_.step == 0 && rank_ == o_.debugPerturbRank) state_.params[0] += 1e-3f;
+        return Status::Ok();
+      },
+      [&](uint64_t steps) {
+        uint64_t h;
+        return checkReplicasAgree(ct_.get(), size_, state_.params, steps, &h);
+      },
+      rec));
   rec->waitS = waitSec;
   rec->computeS = rec->wallS - waitSec;
-  rec->commS = ct_ ? ct_->takeBusySeconds() : 0;
   return evaluate(&rec->testAccuracy);
 }
 
@@ -273,6 +247,45 @@ Status Trainer::run() {
 }
 
 }  // namespace
+
+Status runEpoch(const Options& o, int rank, CommThread* ct, const Dataset& train, int epoch,
+                uint64_t* steps, std::vector<float>* stepLoss, bool* stopped,
+                const std::function<Status(const uint32_t*, int, double*)>& step,
+                const std::function<Status(uint64_t)>& check, EpochRecord* rec) {
+  const std::vector<uint32_t> order = epochOrder(o.seed, epoch, train.count);
+  const int64_t batches = (train.count + o.batch - 1) / o.batch;
+  Progress bar(rank == 0 && !o.quiet, o.strategy, epoch, batches);
+  const int64_t t0 = chorus::nowNs();
+  if (ct) ct->takeBusySeconds();
+  double lossSum = 0;
+  int64_t seen = 0;
+  for (int64_t s = 0; s < batches; ++s) {
+    if (o.maxSteps > 0 && int64_t(*steps) >= o.maxSteps) {
+      *stopped = true;
+      break;
+    }
+    const int64_t first = s * o.batch;
+    const int gb = int(std::min<int64_t>(o.batch, train.count - first));
+    double loss = 0;
+    CHORUS_RETURN_IF_ERROR(
+        step(order.data() + first, gb, &loss)
+            .withContext("epoch " + std::to_string(epoch) + " step " + std::to_string(s + 1)));
+    ++*steps;
+    stepLoss->push_back(float(loss));
+    lossSum += loss * gb;
+    seen += gb;
+    if (o.checkEvery > 0 && *steps % uint64_t(o.checkEvery) == 0)
+      CHORUS_RETURN_IF_ERROR(check(*steps));
+    bar.update(s + 1, loss, double(seen) / (double(chorus::nowNs() - t0) * 1e-9));
+  }
+  bar.done();
+  rec->epoch = epoch;
+  rec->wallS = double(chorus::nowNs() - t0) * 1e-9;
+  rec->trainLoss = seen ? lossSum / double(seen) : 0;
+  rec->samplesPerS = double(seen) / rec->wallS;
+  rec->commS = ct ? ct->takeBusySeconds() : 0;
+  return Status::Ok();
+}
 
 Status runTraining(const Options& o, chorus::Communicator* comm, const Dataset& trainSet,
                    const Dataset& testSet) {
