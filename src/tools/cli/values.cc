@@ -32,11 +32,8 @@ int64_t parseInteger(const std::string& option, const std::string& text, int64_t
 double parseReal(const std::string& option, const std::string& text, double lo, double hi) {
   char* end = nullptr;
   const double v = strtod(text.c_str(), &end);
-  if (text.empty() || *end != '\0' || !std::isfinite(v) || v < lo || v > hi) {
-    char range[96];
-    snprintf(range, sizeof range, "wants a number in %g..%g", lo, hi);
-    throw BadValue(option, text, range);
-  }
+  if (text.empty() || *end != '\0' || !std::isfinite(v) || v < lo || v > hi)
+    throw BadValue(option, text, fmt("wants a number in %g..%g", lo, hi));
   return v;
 }
 
