@@ -72,9 +72,6 @@ Status makeStrategy(const Options& o, CommThread* ct, int rank, int size,
           std::to_string(dataWidth) +
           " x a model dimension of at least 2 ranks: use a rank count of at least twice "
           "--data-parallel and divisible by it (e.g. chorus-run -n 4 with --data-parallel 2)");
-  } else if (o.strategy != "tensor" && o.strategy != "pipeline") {
-    return Status::InvalidArgument("unknown strategy '" + o.strategy +
-                                   "': use ddp, zero, tensor, pipeline or hybrid");
   }
   const int width = size / dataWidth;
   const int dataIndex = rank / width, modelIndex = rank % width;
