@@ -100,10 +100,6 @@ int capture(const std::vector<std::string>& argv, std::string* out, Progress& pr
   return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-const Measure& pick(const CollRow& r) {
-  return r.oop.valid ? r.oop : r.ip;
-}
-
 void printTable(const Options& o, const std::vector<std::string>& impls,
                 std::map<std::string, std::map<size_t, CollRow>>& byImpl) {
   std::map<size_t, bool> sizes;
@@ -129,26 +125,26 @@ void printTable(const Options& o, const std::vector<std::string>& impls,
         printf(" %11s", "-");
         continue;
       }
-      const bool bad = pick(it->second).wrong > 0;  // a baseline that is wrong is no baseline
+      const bool bad = it->second.headline().wrong > 0;  // a baseline that is wrong is no baseline
       anyWrong |= bad;
-      printf(" %10.2f%c", pick(it->second).us.median, bad ? '!' : ' ');
+      printf(" %10.2f%c", it->second.headline().us.median, bad ? '!' : ' ');
     }
     for (auto& i : impls) {
       auto it = byImpl[i].find(bytes);
       if (it == byImpl[i].end())
         printf(" %11s", "-");
       else
-        printf(" %11.3f", pick(it->second).busbw);
+        printf(" %11.3f", it->second.headline().busbw);
     }
     auto mine = byImpl["chorus"].find(bytes);
     for (auto& i : impls) {
       if (i == "chorus") continue;
       auto it = byImpl[i].find(bytes);
       if (it == byImpl[i].end() || mine == byImpl["chorus"].end() ||
-          pick(mine->second).us.median <= 0)
+          mine->second.headline().us.median <= 0)
         printf(" %12s", "-");
       else
-        printf(" %11.2fx", pick(it->second).us.median / pick(mine->second).us.median);
+        printf(" %11.2fx", it->second.headline().us.median / mine->second.headline().us.median);
     }
     printf("\n");
   }
@@ -193,8 +189,8 @@ int runCompare(const Options& o) {
       s.name = impl;
       for (auto& [bytes, r] : byImpl[impl]) {
         s.bytes.push_back(double(bytes));
-        s.busbw.push_back(pick(r).busbw);
-        s.us.push_back(pick(r).us.median);
+        s.busbw.push_back(r.headline().busbw);
+        s.us.push_back(r.headline().us.median);
       }
       series.push_back(s);
     }

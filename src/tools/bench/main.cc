@@ -37,7 +37,7 @@ int main(int argc, char** argv) {
     PlotSeries s;
     s.name = b->name();
     for (auto& r : rows) {
-      const Measure& m = r.oop.valid ? r.oop : r.ip;
+      const Measure& m = r.headline();
       s.bytes.push_back(double(r.bytes));
       s.busbw.push_back(m.busbw);
       s.us.push_back(m.us.median);

@@ -40,8 +40,7 @@ void CollReport::begin(const std::string& title) {
 }
 
 void CollReport::row(const CollRow& r) {
-  const Measure& m = r.oop.valid ? r.oop : r.ip;
-  busSum_ += m.busbw;
+  busSum_ += r.headline().busbw;
   wrongSum_ += (r.oop.wrong > 0 ? r.oop.wrong : 0) + (r.ip.wrong > 0 ? r.ip.wrong : 0);
   if (fmt_ == Format::Csv) {
     fprintf(out_, "%s\n", csvLineColl(r).c_str());

@@ -27,6 +27,8 @@ struct CollRow {
   int ranks = 0, root = -1;
   size_t bytes = 0, count = 0;
   Measure oop, ip;
+  // The placement that speaks for the row: out-of-place where it ran, else in-place.
+  const Measure& headline() const { return oop.valid ? oop : ip; }
 };
 
 // OSU point-to-point: latency (one way, us) or bandwidth (MB/s, 10^6 bytes per second).
