@@ -9,6 +9,8 @@
 
 namespace chorus::tune {
 
+inline constexpr size_t kMiB = size_t(1) << 20;
+
 inline double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   const size_t n = v.size();

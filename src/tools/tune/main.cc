@@ -53,10 +53,10 @@
 
 using namespace chorus;
 using cli::fmt;
+using tune::kMiB;
 
 namespace {
 
-constexpr size_t kMiB = size_t(1) << 20;
 constexpr size_t kTiny = 8;
 // The rates the model takes for data in cache are measured on working sets well inside it (a
 // 16 MiB one-way touches 32 MiB; the cache of the VM this was written on ends near 128 MiB):
@@ -349,9 +349,8 @@ std::vector<std::string> rawLines(const Measured& m, const Derived& dv) {
               std::to_string(kHi) + ": round trip " + fmt("%.3f", dv.burst.intercept) + " us + " +
               fmt("%.4f", dv.burst.slope) + " us/message");
   std::string large = "one-way:";
-  for (auto [bytes, us] : m.oneWayLargeUs) {
-    large.append(" ").append(sizeText(bytes)).append(" ").append(fmt("%.1f", us)).append(" us;");
-  }
+  for (auto [bytes, us] : m.oneWayLargeUs)
+    large += fmt(" %s %.1f us;", sizeText(bytes).c_str(), us);
   large.pop_back();
   l.push_back(large);
   l.push_back("least-squares line over " + sizeText(kFitFrom) + ".." + sizeText(kFitTo) + ": " +
@@ -360,8 +359,7 @@ std::vector<std::string> rawLines(const Measured& m, const Derived& dv) {
   l.push_back("reducer float32 sum on local arrays, " + sizeText(kReduceBytes) +
               " in place: " + fmt("%.3f", m.localReduceGBs) + " GB/s");
   std::string oneShot = "2-rank allreduce forced to one_shot (float32 sum):";
-  for (auto [bytes, us] : m.oneShotUs)
-    oneShot.append(" ").append(sizeText(bytes)).append(" ").append(fmt("%.1f", us)).append(" us;");
+  for (auto [bytes, us] : m.oneShotUs) oneShot += fmt(" %s %.1f us;", sizeText(bytes).c_str(), us);
   if (m.oneShotUs.empty())
     oneShot += " not run (ranks 0-1 do not share memory; the reducer on local arrays counts)";
   else
@@ -418,17 +416,15 @@ void printFit(const Measured& m, const topo::Topology& before, const topo::Topol
   std::vector<std::pair<size_t, double>> rows = {{kTiny, m.oneWayTinyUs}};
   for (auto [bytes, us] : m.oneWayLargeUs)
     if (bytes == kMiB || bytes == kLargeSizes.back()) rows.push_back({bytes, us});
-  for (auto [bytes, us] : rows) {
-    const double pred = predictOneWay(after, p, bytes);
+  auto row = [](size_t bytes, double us, double pred, double before) {
     printf("  %-8s %12.2f %12.2f %7.1f%% %16.2f\n", sizeText(bytes).c_str(), us, pred,
-           100 * (pred / us - 1), predictOneWay(before, p, bytes));
-  }
+           100 * (pred / us - 1), before);
+  };
+  for (auto [bytes, us] : rows)
+    row(bytes, us, predictOneWay(after, p, bytes), predictOneWay(before, p, bytes));
   if (!m.oneShotUs.empty()) printf("fit: 2-rank one_shot allreduce, measured vs the cost model\n");
-  for (auto [bytes, us] : m.oneShotUs) {
-    const double pred = tune::predictOneShot(after, p, bytes);
-    printf("  %-8s %12.2f %12.2f %7.1f%% %16.2f\n", sizeText(bytes).c_str(), us, pred,
-           100 * (pred / us - 1), tune::predictOneShot(before, p, bytes));
-  }
+  for (auto [bytes, us] : m.oneShotUs)
+    row(bytes, us, tune::predictOneShot(after, p, bytes), tune::predictOneShot(before, p, bytes));
 }
 
 // What was measured and the estimates drawn from it, beside the figures they replace.

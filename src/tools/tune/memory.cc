@@ -5,11 +5,11 @@
 #include <cstring>
 
 #include "common/clock.h"
+#include "tools/tune/fit.h"
 
 namespace chorus::tune {
 
 namespace {
-constexpr size_t kMiB = size_t(1) << 20;
 constexpr size_t kSmallest = 16 * kMiB;
 constexpr double kKneeRatio = 1.25;
 }  // namespace

@@ -10,10 +10,6 @@
 
 namespace chorus::tune {
 
-namespace {
-constexpr size_t kMiB = size_t(1) << 20;
-}  // namespace
-
 const std::vector<size_t>& receiveReduceSizes() {
   static const std::vector<size_t> sizes = {2 * kMiB, 8 * kMiB};
   return sizes;
