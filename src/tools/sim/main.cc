@@ -131,13 +131,14 @@ int main(int argc, char** argv) {
   app.add_flag("--walk-all", walkAll, "walk every candidate, even those that cannot win");
   if (int rc = tool.parse(argc, argv); rc >= 0) return rc;
 
+  auto fail = [](const Status& st) {
+    fprintf(stderr, "chorus-sim: %s\n", st.toString().c_str());
+    return 2;
+  };
   topo::Topology t;
   Status st = topo::loadTopologyFile(topoFile, &t);
   if (st.ok() && !tuneFile.empty()) st = topo::loadEstimatesFile(tuneFile, &t);
-  if (!st.ok()) {
-    fprintf(stderr, "chorus-sim: %s\n", st.toString().c_str());
-    return 2;
-  }
+  if (!st.ok()) return fail(st);
   const int placed = int(t.ranks.size());
   if (ranks == 0) ranks = placed;
   if (ranks < 1 || ranks > placed) {
@@ -148,10 +149,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   AlgoOverride ov;
-  if (!(st = AlgoOverride::parse(algo, &ov)).ok()) {
-    fprintf(stderr, "chorus-sim: %s\n", st.toString().c_str());
-    return 2;
-  }
+  if (!(st = AlgoOverride::parse(algo, &ov)).ok()) return fail(st);
   std::vector<Collective> colls;
   Collective c;
   if (coll == "all") {
