@@ -77,16 +77,14 @@ Status GlooBackend::allReduceT(const T* s, T* r, size_t n, RedOp op) {
   Reduction<T> fn;
   CHORUS_RETURN_IF_ERROR(reductionOf<T>(op, &fn));
   if (algo_ == "hd") {
-    Cached& c = cached_;
-    if (!c.algo || c.kind != 0 || c.ptr != r || c.count != n || c.op != int(op) ||
-        c.type != int(sizeof(T))) {
-      c = Cached{};
-      c.algo = std::make_unique<gloo::AllreduceHalvingDoubling<T>>(ctx_, std::vector<T*>{r}, int(n),
-                                                                   fn.old);
-      c.ptr = r, c.count = n, c.op = int(op), c.type = int(sizeof(T)), c.kind = 0;
+    const Cached::Key key{0, r, n, int(op), sizeof(T), false};
+    if (!cached_.algo || cached_.key != key) {
+      cached_ = {key, nullptr, {}};  // the old instance goes first
+      cached_.algo = std::make_unique<gloo::AllreduceHalvingDoubling<T>>(ctx_, std::vector<T*>{r},
+                                                                         int(n), fn.old);
     }
     if (s != r) memcpy(r, s, n * sizeof(T));  // halving-doubling works in place only
-    c.algo->run();
+    cached_.algo->run();
     return Status::Ok();
   }
   gloo::AllreduceOptions o(ctx_);
@@ -108,19 +106,16 @@ Status GlooBackend::reduceScatterT(const T* s, T* r, size_t n, RedOp op) {
   CHORUS_RETURN_IF_ERROR(reductionOf<T>(op, &fn));
   const size_t total = n * size_t(size());
   const bool inPlace = s + size_t(rank()) * n == r;
-  Cached& c = cached_;
-  if (!c.algo || c.kind != 1 || c.ptr != s || c.count != n || c.op != int(op) ||
-      c.type != int(sizeof(T)) || c.scratch.empty() == !inPlace) {
-    c = Cached{};
-    if (!inPlace) c.scratch.resize(total * sizeof(T));
-    T* buf = inPlace ? mut(s) : reinterpret_cast<T*>(c.scratch.data());
-    c.algo = std::make_unique<gloo::ReduceScatterHalvingDoubling<T>>(
+  const Cached::Key key{1, s, n, int(op), sizeof(T), !inPlace};
+  if (!cached_.algo || cached_.key != key) {
+    cached_ = {key, nullptr, std::vector<char>(inPlace ? 0 : total * sizeof(T))};
+    T* buf = inPlace ? mut(s) : reinterpret_cast<T*>(cached_.scratch.data());
+    cached_.algo = std::make_unique<gloo::ReduceScatterHalvingDoubling<T>>(
         ctx_, std::vector<T*>{buf}, int(total), std::vector<int>(size_t(size()), int(n)), fn.old);
-    c.ptr = s, c.count = n, c.op = int(op), c.type = int(sizeof(T)), c.kind = 1;
   }
-  T* buf = inPlace ? mut(s) : reinterpret_cast<T*>(c.scratch.data());
+  T* buf = inPlace ? mut(s) : reinterpret_cast<T*>(cached_.scratch.data());
   if (!inPlace) memcpy(buf, s, total * sizeof(T));
-  c.algo->run();
+  cached_.algo->run();
   if (buf != r) memmove(r, buf, n * sizeof(T));
   return Status::Ok();
 }

@@ -8,6 +8,7 @@
 
 #include <memory>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "backend.h"
@@ -36,9 +37,10 @@ class GlooBackend final : public Backend {
   // The old-style algorithms (halving-doubling) bind their buffers when built, which costs
   // pair setup; one instance is kept per (buffer, count, type, op), like a framework would.
   struct Cached {
-    const void* ptr = nullptr;
-    size_t count = 0;
-    int type = -1, op = -1, kind = -1;
+    // What it was built for: kind (0 allreduce, 1 reduce-scatter), buffer, count, op, element
+    // size, and whether it works in scratch.
+    using Key = std::tuple<int, const void*, size_t, int, size_t, bool>;
+    Key key;
     std::unique_ptr<gloo::Algorithm> algo;
     std::vector<char> scratch;
   };
