@@ -10,16 +10,11 @@ namespace chorus::bench {
 
 namespace {
 
-bool endsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 // gnuplot reads inline data blocks, so one script file carries everything.
 std::string script(const std::string& out, const std::string& title,
                    const std::vector<PlotSeries>& series) {
   std::string s;
-  s += endsWith(out, ".png") ? "set terminal pngcairo size 1200,500 font ',10'\n"
+  s += out.ends_with(".png") ? "set terminal pngcairo size 1200,500 font ',10'\n"
                              : "set terminal svg size 1200,500 dynamic font ',10'\n";
   s += "set output '" + out + "'\n";
   for (size_t i = 0; i < series.size(); ++i) {
@@ -34,11 +29,9 @@ std::string script(const std::string& out, const std::string& title,
   s += "set logscale x 2\nset format x '%.0b%B'\nset xlabel 'message size (bytes)'\n"
        "set grid\nset key top left\nset format y '%g'\n";
   for (int panel = 0; panel < 2; ++panel) {
-    if (panel == 0) {
-      s += "set ylabel 'busbw (GB/s)'\nset logscale y 10\nset title 'bus bandwidth'\n";
-    } else {
-      s += "set ylabel 'time (us)'\nset logscale y 10\nset title 'time per call (median)'\n";
-    }
+    s += panel == 0
+             ? "set ylabel 'busbw (GB/s)'\nset logscale y 10\nset title 'bus bandwidth'\n"
+             : "set ylabel 'time (us)'\nset logscale y 10\nset title 'time per call (median)'\n";
     s += "plot ";
     for (size_t i = 0; i < series.size(); ++i) {
       if (i) s += ", ";
@@ -56,7 +49,7 @@ std::string script(const std::string& out, const std::string& title,
 
 bool plotSeries(const std::string& outPath, const std::string& title,
                 const std::vector<PlotSeries>& series, std::string* err) {
-  if (!endsWith(outPath, ".svg") && !endsWith(outPath, ".png")) {
+  if (!outPath.ends_with(".svg") && !outPath.ends_with(".png")) {
     *err = "--plot wants a file ending in .svg or .png, not '" + outPath + "'";
     return false;
   }
