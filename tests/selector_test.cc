@@ -16,6 +16,7 @@
 #include "chorus/communicator.h"
 #include "core/comm_internals.h"
 #include "harness/multirank.h"
+#include "topo/estimates_json.h"
 #include "tune/algo_override.h"
 #include "tune/cost_model.h"
 
@@ -285,6 +286,51 @@ TEST(Tuning, EstimatesLayOverATopologyAndRefuseOtherLines) {
   Topology back;
   ASSERT_TRUE(topo::parseTopology(topo::formatTopology(t), "dump", &back).ok());
   EXPECT_TRUE(back.sameAs(t));
+}
+
+// chorus-tune writes JSON (docs/json.md); it lays over a topology as the lines do, and a
+// refusal names the entry at fault and changes nothing.
+TEST(Tuning, JsonTuningFilesSayTheSameAsTheLinesAndNameTheEntryAtFault) {
+  Topology lines = flatTopology(1, 2);
+  ASSERT_TRUE(
+      topo::applyEstimates("reduce host_gbs=7.5\nexecutor step_us=0.4 device_message_kib=64\n"
+                           "link host_bridge latency_us=0.6 bandwidth_gbs=9\n"
+                           "memory cache_mib=64 all_miss_mib=256 miss_gbs=35\n",
+                           "tune", &lines)
+          .ok());
+  Topology json = flatTopology(1, 2);
+  const std::string text = topo::formatEstimatesJson(lines, "a test", {"one_way_8B_us=0.5"});
+  ASSERT_TRUE(topo::applyEstimates(text, "tune.json", &json).ok()) << text;
+  EXPECT_TRUE(json.sameAs(lines)) << text;
+  EXPECT_NE(text.find("\"device_message_kib\": 64\n"), std::string::npos)
+      << "integers stay" << text;
+
+  const Topology before = json;
+  auto refusal = [&](const std::string& file) {
+    Status st = topo::applyEstimates(file, "t.json", &json);
+    EXPECT_TRUE(json.sameAs(before)) << "a refused file changes nothing: " << file;
+    return st.ok() ? std::string("accepted") : st.message();
+  };
+  const std::string head = "{\"chorus_tuning\": 1, \"estimates\": ";
+  EXPECT_EQ(
+      refusal(head + "{\"reduce\": {\"host_gbs\": \"fast\"}}}"),
+      "t.json: estimates.reduce.host_gbs: expected a number (docs/json.md, \"Tuning files\")");
+  EXPECT_EQ(refusal(head + "{\"links\": {\"warp\": {\"latency_us\": 1}}}}"),
+            "t.json: estimates.links.warp: 'link' needs a path class");
+  EXPECT_EQ(refusal(head + "{\"memory\": {\"cache_mib\": 64, \"all_miss_mib\": 8}}}"),
+            "t.json: estimates.memory: all_miss_mib must be >= cache_mib");
+  EXPECT_EQ(refusal(head + "{\"host\": {}}}"),
+            "t.json: estimates.host: unknown estimate (reduce, executor, efficiency, memory, "
+            "links) (docs/json.md, \"Tuning files\")");
+  EXPECT_EQ(refusal("{\"chorus_tuning\": 2, \"estimates\": {}}"),
+            "t.json: chorus_tuning: expected 1, the version of the format this library reads "
+            "(docs/json.md, \"Tuning files\")");
+  const std::string truncated =
+      refusal("{\"chorus_tuning\": 1, \"estimates\": {\"reduce\": {\"host_gbs\": 3}");
+  EXPECT_EQ(truncated.rfind("t.json: not valid JSON: ", 0), 0u) << truncated;
+  EXPECT_NE(truncated.find("line 1, column 61"), std::string::npos) << truncated;
+  const std::string overflow = refusal(head + "{\"reduce\": {\"host_gbs\": 1e999}}}");
+  EXPECT_EQ(overflow.rfind("t.json: not valid JSON: ", 0), 0u) << overflow;
 }
 
 std::string writeTemp(const std::string& text) {

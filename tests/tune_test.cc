@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 
@@ -73,7 +74,12 @@ TEST(TuneTool, QuickRunWritesATuningFileACommunicatorLoads) {
   std::ifstream f(file);
   std::stringstream text;
   text << f.rdbuf();
-  EXPECT_EQ(text.str().rfind("# chorus-tune on ", 0), 0u) << text.str();
+  // JSON (docs/json.md): the run, the raw figures and the estimates the library loads.
+  const nlohmann::json doc = nlohmann::json::parse(text.str(), nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << text.str();
+  EXPECT_EQ(doc.value("chorus_tuning", 0), 1) << text.str();
+  EXPECT_EQ(doc.value("run", "").rfind("chorus-tune on ", 0), 0u) << text.str();
+  const std::string measured = doc.value("measured", nlohmann::json::array()).dump();
 
   Topology t;
   ASSERT_TRUE(topo::loadEstimatesFile(file, &t).ok()) << text.str();
@@ -88,9 +94,9 @@ TEST(TuneTool, QuickRunWritesATuningFileACommunicatorLoads) {
   EXPECT_TRUE(finitePositive(link.latencyUs)) << link.latencyUs;
   EXPECT_TRUE(finitePositive(link.bandwidthGBs)) << link.bandwidthGBs;
   EXPECT_NE(link, topo::defaultLink(cls));
-  // The raw figures behind the reducer and memory estimates are kept as comments.
-  EXPECT_NE(text.str().find("# 2-rank allreduce forced to one_shot"), std::string::npos);
-  EXPECT_NE(text.str().find("# copy on every rank at once"), std::string::npos);
+  // The raw figures behind the reducer and memory estimates are kept beside them.
+  EXPECT_NE(measured.find("2-rank allreduce forced to one_shot"), std::string::npos) << measured;
+  EXPECT_NE(measured.find("copy on every rank at once"), std::string::npos) << measured;
   if (t.missGBs > 0) {  // a --quick run may stop before the time per byte rises
     EXPECT_TRUE(finitePositive(t.cacheMiB)) << text.str();
     EXPECT_GE(t.allMissMiB, t.cacheMiB) << text.str();

@@ -1,10 +1,11 @@
 // Reading the topology file format (docs/topology.md): line based, '#' comments, "key=value"
-// attributes. Errors name the file and line.
+// attributes. Errors name the file and line. Tuning files may also be JSON (estimates_json.h).
 #include <charconv>
 #include <cmath>
 #include <fstream>
 #include <sstream>
 
+#include "topo/estimates_json.h"
 #include "topo/probe.h"
 #include "topo/topology.h"
 
@@ -21,6 +22,7 @@ constexpr size_t kMaxRanks = size_t(1) << 20;
 struct Parser {
   std::string origin;
   int line = 0;
+  std::string where;  // in place of the line number, for lines read from JSON ("estimates.reduce")
   Topology* t = nullptr;
   bool inHost = false;
   Host host;
@@ -40,7 +42,8 @@ struct Parser {
   std::vector<Override> overrides;
 
   Status error(const std::string& m) const {
-    return Status::InvalidArgument(origin + ":" + std::to_string(line) + ": " + m);
+    const std::string at = where.empty() ? std::to_string(line) : " " + where;
+    return Status::InvalidArgument(origin + ":" + at + ": " + m);
   }
 
   Status toInt(const std::string& s, int* v) const {
@@ -413,7 +416,16 @@ Status applyEstimates(const std::string& text, const std::string& origin, Topolo
   p.origin = origin;
   p.t = &copy;
   p.estimatesOnly = true;
-  CHORUS_RETURN_IF_ERROR(p.parseText(text));
+  if (isJsonTuning(text)) {
+    std::vector<EstimateLine> lines;
+    CHORUS_RETURN_IF_ERROR(estimateLinesFromJson(text, origin, &lines));
+    for (const EstimateLine& l : lines) {
+      p.where = l.where;
+      CHORUS_RETURN_IF_ERROR(p.parseLine(l.words));
+    }
+  } else {
+    CHORUS_RETURN_IF_ERROR(p.parseText(text));
+  }
   *t = std::move(copy);
   return Status::Ok();
 }

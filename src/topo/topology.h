@@ -142,7 +142,7 @@ std::string formatTopology(const Topology& t);
 Status parseTopology(const std::string& text, const std::string& origin, Topology* out);
 // The estimates alone (reduce, link, executor and memory lines), as a tuning file holds them
 // (CHORUS_TUNE_FILE loads one), and their parser, which lays them over
-// `t` and refuses any other line.
+// `t` and refuses any other line. It reads JSON tuning files too (estimates_json.h).
 std::string formatEstimates(const Topology& t);
 Status applyEstimates(const std::string& text, const std::string& origin, Topology* t);
 Status loadEstimatesFile(const std::string& path, Topology* t);

@@ -1,11 +1,12 @@
-// Feeds: the text of a tuning file (CHORUS_TUNE_FILE, written by chorus-tune; the estimates
-// lines of docs/topology.md) to applyEstimates, laid over a small two-host topology.
+// Feeds: the text of a tuning file (CHORUS_TUNE_FILE, written by chorus-tune: JSON, or the
+// estimates lines of docs/topology.md) to applyEstimates, laid over a small two-host topology.
 // Checks: no crash, UB or leak; a refused file leaves the topology as it was; an accepted
-// one changes nothing but the estimates, and formatEstimates' text, laid over the original,
-// gives the same topology and formats to the same text.
+// one changes nothing but the estimates, and formatEstimates' text and formatEstimatesJson's,
+// each laid over the original, give the same topology and format to the same text.
 #include <string>
 
 #include "fuzz_check.h"
+#include "topo/estimates_json.h"
 #include "topo/topology.h"
 
 using namespace chorus::topo;
@@ -38,5 +39,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(applyEstimates(once, "fuzz", &again).ok());
   FUZZ_CHECK(again.sameAs(t));
   FUZZ_CHECK(formatEstimates(again) == once);
+  Topology fromJson = base;
+  FUZZ_CHECK(applyEstimates(formatEstimatesJson(t, "fuzz", {}), "fuzz", &fromJson).ok());
+  FUZZ_CHECK(fromJson.sameAs(t));
   return 0;
 }

@@ -17,6 +17,7 @@
 
 #include "bootstrap/unique_id_codec.h"
 #include "bootstrap/wire.h"
+#include "topo/estimates_json.h"
 #include "topo/topology.h"
 #include "transport/tcp/handshake.h"
 #include "transport/transport.h"
@@ -217,6 +218,8 @@ void tuneFile() {
   t.links[topo::PathClass::CrossSocket] = {0.4, 40};
   put("fuzz_tune_file", "chorus_tune_output", "# chorus-tune\n" + topo::formatEstimates(t));
   put("fuzz_tune_file", "defaults", topo::formatEstimates(topo::Topology()));
+  put("fuzz_tune_file", "chorus_tune_output.json",
+      topo::formatEstimatesJson(t, "chorus-tune on a fuzzing seed", {"one_way_8B_us=0.5"}));
   put("fuzz_tune_file", "host_line", "reduce host_gbs=3\nhost x\nend\n");
 }
 

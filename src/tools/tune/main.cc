@@ -1,7 +1,8 @@
 // chorus-tune: measures, between ranks 0 and 1 and through the public API, the figures the cost
-// model (src/tune/cost_model.h) runs on, and writes them as a tuning file (CHORUS_TUNE_FILE
-// loads it). Terms: a one-way time is a ping-pong round trip less its 8-byte return leg; the
-// path class is the topology's for ranks 0 and 1 (host_bridge on one host, network across two).
+// model (src/tune/cost_model.h) runs on, and writes them as a JSON tuning file (CHORUS_TUNE_FILE
+// loads it; docs/json.md). Terms: a one-way time is a ping-pong round trip less its 8-byte return
+// leg; the path class is the topology's for ranks 0 and 1 (host_bridge on one host, network across
+// two).
 // - stepOverheadUs (the executor's cost per message): the slope, against K, of the round trip
 //   of K tiny sends posted in one group (K = 1..64): the model serialises them on one channel.
 // - latencyUs: the model charges a tiny message the sender's overhead, alpha and the receiver's
@@ -47,6 +48,7 @@
 #include "tools/tune/fit.h"
 #include "tools/tune/memory.h"
 #include "tools/tune/receive_reduce.h"
+#include "topo/estimates_json.h"
 #include "topo/topology.h"
 #include "transport/registry.h"
 #include "tune/cost_model.h"
@@ -482,10 +484,7 @@ Status calibrate(Communicator& c, const Options& o) {
 
   const std::string run = describeRun(c, pc, o.quick);
   const std::vector<std::string> raw = rawLines(m, dv);
-  std::string text = "# " + run + "\n";
-  for (const std::string& line : raw) text += "# " + line + "\n";
-  text += topo::formatEstimates(tuned);
-  CHORUS_RETURN_IF_ERROR(writeTuningFile(o.out, text));
+  CHORUS_RETURN_IF_ERROR(writeTuningFile(o.out, topo::formatEstimatesJson(tuned, run, raw)));
 
   if (!o.quiet) printReport(run, raw, o.out, dv, m, topology, tuned, pc);
   if (pc != topo::PathClass::Network && !overSharedMemory(c, pc))
