@@ -1,15 +1,15 @@
 #include "topo/estimates_json.h"
 
 #include <charconv>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
+#include <sstream>
 
 namespace chorus::topo {
 
 namespace {
 
-using json = nlohmann::ordered_json;  // written in the order a reader expects: version, run, figures
+// Keys kept in the order written, the order a reader expects: version, run, figures.
+using json = nlohmann::ordered_json;
 
 constexpr int kFormatVersion = 1;
 constexpr const char* kSchema = " (docs/json.md, \"Tuning files\")";
