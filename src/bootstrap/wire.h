@@ -17,7 +17,7 @@
 namespace chorus::boot {
 
 inline constexpr uint32_t kHelloMagic = 0x4f4c4548;  // "HELO"
-inline constexpr uint32_t kProtocolVersion = 2;      // 2: challenge and response
+inline constexpr uint32_t kProtocolVersion = 3;      // 2: challenge and response; 3: probes (11-14)
 // Handshake frames are tiny; a larger length is garbage and is refused before any allocation.
 inline constexpr uint32_t kMaxHandshakeFrame = 4096;
 // Per-connection limit for a HELLO to arrive, so a silent stranger cannot hold a slot.
