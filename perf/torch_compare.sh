@@ -3,7 +3,8 @@
 #  1. allreduce sweep 8 B .. 64 MiB (perf/torch_allreduce.py: both backends in one job, rounds
 #     alternating), with 2 and 4 processes;
 #  2. DDP samples/s on perf/pytorch_ddp.py's MLP (Fashion-MNIST, global batch 128, one thread
-#     per rank), with 2 and 4 processes, ROUNDS runs per backend alternating chorus/gloo; each
+#     per rank, OpenBLAS kernels that fit the CPU: perf/openblas_kernels.sh), with 2 and 4
+#     processes, ROUNDS runs per backend alternating chorus/gloo; each
 #     run trains 2 epochs on the first TRAIN samples and the second epoch's samples/s counts.
 # Writes JSON and tables into OUT and the plot docs/pytorch.png (gnuplot).
 #   perf/torch_compare.sh [-n "2 4"] [-r ROUNDS] [-t TRAIN] [-o OUT] [-b BUILD_DIR] [-B]
@@ -46,6 +47,7 @@ mkdir -p "$OUT"
 {
   echo "# $(date -u +%FT%TZ) $(git -C "$ROOT" rev-parse --short HEAD) on $(getconf _NPROCESSORS_ONLN) CPUs"
   echo "# ranks pinned to CPUs: ${BIND[*]:-no (as torchrun leaves them)}; DDP: $ROUNDS runs per backend, $TRAIN samples"
+  source "$ROOT/perf/openblas_kernels.sh"
   echo "# load before: $(uptime)"
   for n in $RANKS; do
     torchrun "$n" "$ROOT/perf/torch_allreduce.py" "${BIND[@]}" --json "$OUT/allreduce-$n.json"

@@ -63,15 +63,7 @@ strategy_args() {
 OUT="$(mktemp -d /tmp/train-compare-XXXXXX)"
 trap 'rm -rf "$OUT"' EXIT
 export OPENBLAS_NUM_THREADS=1 OMP_NUM_THREADS=1
-# Debian's OpenBLAS falls back to its generic kernels on CPU models it does not know, and
-# chorus-train then restarts itself with ones that fit (examples/train/blas_core.h). PyTorch uses
-# the same OpenBLAS: give it the kernels chorus-train ends up with, so both multiply alike.
-if [ -z "${OPENBLAS_CORETYPE:-}" ]; then
-  OPENBLAS_CORETYPE="$(OPENBLAS_VERBOSE=2 "$BUILD/bin/chorus-train" --help 2>&1 |
-    sed -n 's/^Core: //p' | tail -1)"
-  export OPENBLAS_CORETYPE
-fi
-echo "# OpenBLAS kernels: ${OPENBLAS_CORETYPE:-as detected}"
+source "$(dirname "${BASH_SOURCE[0]}")/openblas_kernels.sh"
 echo "# load before: $(uptime)"
 for round in $(seq "$ROUNDS"); do
   for n in $RANKS; do
