@@ -17,10 +17,12 @@ constexpr const char* kSchema = " (docs/json.md, \"Tuning files\")";
 constexpr const char* kLineKinds[] = {"reduce", "executor", "efficiency", "memory"};
 
 // "host_gbs=7.5" words from formatEstimates, as JSON numbers: integers stay integers.
+// formatEstimates writes nothing else; a word without '=' would be its bug, and is skipped.
 void putAttributes(const std::vector<std::string>& words, size_t from, json* into) {
   for (size_t i = from; i < words.size(); ++i) {
     const std::string& w = words[i];
     const size_t eq = w.find('=');
+    if (eq == std::string::npos) continue;
     const char* value = w.data() + eq + 1;
     long long whole = 0;
     auto asInt = std::from_chars(value, w.data() + w.size(), whole);
