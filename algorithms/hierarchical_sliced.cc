@@ -1,26 +1,31 @@
 // Sliced hierarchical allreduce: the hierarchical allreduce (hierarchical.cc) run on K slices
 // of the vector at once, so that the links of both levels work at the same time. Slice k is
-// the range segmentStart(n, K, k) of K: a ring reduce-scatter inside the host, a ring
-// allreduce across hosts of the segment that ended on me, a ring allgather inside the host.
+// the range segmentStart(n, K, k) of K: a ring reduce-scatter inside the host, an allreduce
+// across hosts of the segment that ended on me, a ring allgather inside the host.
 //
 // Why slices: the plain algorithm runs its three phases one after another, so NVLink idles
 // while the NICs carry the cross-host phase and the NICs idle during the other two. Here the
 // local ring reduce-scatters slice k+1 while slice k crosses the network, and gathers slice k
 // as soon as it is back.
 //
-// Why a different host order per slice: a ring across H hosts is 2(H-1) steps, each waiting for
-// the one before; when a step is a message or two, every step waits a network latency with the
-// NIC idle (a 512 MiB allreduce on 128 hosts of 8 GPUs in 8 slices: 64 KiB steps, 1.4 us on a
-// 400 Gb/s NIC against 5 us of latency). Slice k's cross-host ring visits the hosts in steps of
-// stride s_k (h -> h + s_k mod H, s_k coprime with H so that one ring holds every host), and
-// distinct strides make distinct channels (pairs of peers), so the slices' rings run side by
-// side and fill each other's waits, as NCCL's channels do. Strides: 1, H-1, 2, H-2, ... coprime
-// with H; with fewer than K of them, slices share a ring in slice order.
+// Across hosts, the latency of the steps matters: each step waits for the one before, and on
+// many hosts a step is a message or two (a 512 MiB allreduce on 128 hosts of 8 GPUs in 32
+// slices: 2 MiB per slice and GPU to allreduce among 128 hosts).
+// - H a power of two: recursive halving, then doubling (halving_doubling_phase.cc), 2 log2 H
+//   rounds. Every slice pairs the same hosts in the same round, and every slice's halving comes
+//   before any slice's doubling: a slice's first round and its last pair the same hosts, so with
+//   each slice's two halves together the next slice's first round would queue behind that last
+//   round on their channel (messages between two ranks keep their order).
+// - Otherwise a ring, 2 (H-1) steps. Slice k's ring visits the hosts in steps of stride s_k
+//   (h -> h + s_k mod H, s_k coprime with H so that one ring holds every host), and distinct
+//   strides make distinct channels (pairs of peers), so the slices' rings run side by side and
+//   fill each other's waits, as NCCL's channels do. Strides: 1, H-1, 2, H-2, ... coprime with
+//   H; with fewer than K of them, slices share a ring in slice order.
 //
-// Slices: K = min(8, n / P), at least 1 (one slice is the plain algorithm). Channel order: the
-// local ring carries every slice's reduce-scatter, then every slice's allgather, in slice order.
-// Cost per rank: the plain algorithm's bytes; K times its messages, so it pays off for large
-// vectors only (the selector weighs it).
+// Channel order: the local ring carries every slice's reduce-scatter, then every slice's
+// allgather, in slice order. Cost per rank: the plain algorithm's bytes; K times its messages,
+// so it pays off for large vectors only (the selector weighs it).
+#include <bit>
 #include <numeric>
 #include <vector>
 
@@ -31,7 +36,13 @@ namespace chorus {
 
 namespace {
 
-constexpr uint64_t kMaxSlices = 8;
+// Slices: 8, or one per 16 MiB up to 32 for large vectors, but at least `size` elements each.
+// More slices overlap the levels better and pay more messages; on 128 DGX hosts (chorus-sim,
+// docs/simulator.md) 8 slices were best from 64 to 128 MiB and 32 at 512 MiB.
+uint64_t sliceCount(uint64_t n, size_t elemBytes, int size) {
+  const uint64_t wide = std::min<uint64_t>(32, n * elemBytes / (16 << 20));
+  return std::max<uint64_t>(1, std::min<uint64_t>(n / uint64_t(size), std::max<uint64_t>(8, wide)));
+}
 
 // Host strides coprime with H, nearest to 1 first, each once (H-s is s's mirror, a
 // different channel: it sends where s receives from).
@@ -46,6 +57,18 @@ std::vector<int> ringStrides(int H) {
   return out;
 }
 
+// The ranks at local position `pos` of every host, position i being host i * stride mod H.
+Group stridedHosts(const RankLayout& layout, int host, int pos, int stride) {
+  const int H = int(layout.hosts.size());
+  Group g;
+  for (int i = 0; i < H; ++i) {
+    const int h = int(int64_t(i) * stride % H);
+    g.ranks.push_back(layout.hosts[h][pos]);
+    if (h == host) g.me = i;
+  }
+  return g;
+}
+
 }  // namespace
 
 Schedule hierarchicalSlicedAllReduce(const OpDesc& d, int rank, int size,
@@ -57,32 +80,43 @@ Schedule hierarchicalSlicedAllReduce(const OpDesc& d, int rank, int size,
   local.ranks = layout.hosts[host];
   while (local.ranks[local.me] != rank) ++local.me;
   const int L = local.size();
-  const int K = int(std::max<uint64_t>(1, std::min<uint64_t>(kMaxSlices, n / uint64_t(size))));
+  const int K = int(sliceCount(n, dataTypeSize(d.dtype), size));
   const std::vector<int> strides = ringStrides(H);
 
+  // Slice k's own segment of the host's ring: where its cross-host allreduce runs.
+  const int seg = mod(local.me + 1, L);
+  auto sliceAt = [&](int k) { return segmentStart(n, K, k); };
+  auto sliceLen = [&](int k) { return segmentLen(n, K, k); };
+  auto ownAt = [&](int k) { return sliceAt(k) + segmentStart(sliceLen(k), L, seg); };
+  auto ownLen = [&](int k) { return segmentLen(sliceLen(k), L, seg); };
+
   std::vector<RingPhase> rs(K);
-  for (int k = 0; k < K; ++k) {
-    const uint64_t o = segmentStart(n, K, k), len = segmentLen(n, K, k);
-    rs[k] = ringReduceScatterPhase(b, local, input(o), output(o), len, -1);
-  }
-  for (int k = 0; k < K; ++k) {
-    const uint64_t o = segmentStart(n, K, k), len = segmentLen(n, K, k);
-    const int seg = mod(local.me + 1, L);
-    const uint64_t off = o + segmentStart(len, L, seg), segLen = segmentLen(len, L, seg);
-    int ready = rs[k].done;
-    if (H > 1) {
-      const int s = strides[size_t(k) % strides.size()];
-      Group cross;  // position i: host i * s mod H
-      for (int i = 0; i < H; ++i) {
-        const int h = int(int64_t(i) * s % H);
-        cross.ranks.push_back(layout.hosts[h][local.me]);
-        if (h == host) cross.me = i;
-      }
-      RingPhase x = ringReduceScatterPhase(b, cross, output(off), output(off), segLen, ready);
-      ready = ringAllGatherPhase(b, cross, output(off), segLen, x.done, x.sendOf, true);
+  for (int k = 0; k < K; ++k)
+    rs[k] =
+        ringReduceScatterPhase(b, local, input(sliceAt(k)), output(sliceAt(k)), sliceLen(k), -1);
+  std::vector<int> ready(K);
+  for (int k = 0; k < K; ++k) ready[k] = rs[k].done;
+  if (H > 1 && std::has_single_bit(unsigned(H))) {
+    // Every slice pairs the same hosts in each round, and all reduce-scatters come before any
+    // allgather on every channel: a slice's first round then never queues behind an earlier
+    // slice's last round to the same host, which it would with each slice's two halves
+    // together (the first and last rounds pair the same hosts).
+    const Group cross = stridedHosts(layout, host, local.me, 1);
+    std::vector<HalvingPhase> halving(K);
+    for (int k = 0; k < K; ++k)
+      halving[k] = halvingReduceScatterPhase(b, cross, output(ownAt(k)), ownLen(k), ready[k]);
+    for (int k = 0; k < K; ++k)
+      ready[k] = doublingAllGatherPhase(b, cross, output(ownAt(k)), ownLen(k), halving[k]);
+  } else if (H > 1) {
+    for (int k = 0; k < K; ++k) {
+      const Group cross = stridedHosts(layout, host, local.me, strides[size_t(k) % strides.size()]);
+      RingPhase x =
+          ringReduceScatterPhase(b, cross, output(ownAt(k)), output(ownAt(k)), ownLen(k), ready[k]);
+      ready[k] = ringAllGatherPhase(b, cross, output(ownAt(k)), ownLen(k), x.done, x.sendOf, true);
     }
-    ringAllGatherPhase(b, local, output(o), len, ready, rs[k].sendOf, false);
   }
+  for (int k = 0; k < K; ++k)
+    ringAllGatherPhase(b, local, output(sliceAt(k)), sliceLen(k), ready[k], rs[k].sendOf, false);
   return b.take();
 }
 

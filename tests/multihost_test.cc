@@ -66,31 +66,48 @@ INSTANTIATE_TEST_SUITE_P(Netns, MultiHost,
 // shared memory inside each host, the pieces across hosts over TCP, allgather inside each host.
 // Each rank first checks that the selector's layout has two hosts: on one host the hierarchical
 // algorithms degenerate into their intra-host phases and would prove nothing here.
-class MultiHostHierarchical : public ::testing::TestWithParam<Coll> {};
-
-TEST_P(MultiHostHierarchical, MatchReference) {
-  const Coll coll = GetParam();
-  NetnsHosts net(2);
-  if (!net.ok()) GTEST_SKIP() << net.whyNot();
+// Runs every case of `coll` on hosts x perHost ranks with CHORUS_ALGO=`algo`, each rank first
+// checking that the selector's layout has that many hosts.
+std::string runForced(Coll coll, Layout layout, const char* algo) {
+  NetnsHosts net(layout.hosts);
+  if (!net.ok()) return "skip: " + net.whyNot();
   auto results = runRanks(
-      4,
-      [coll](RankContext& ctx) {
+      layout.hosts * layout.perHost,
+      [coll, layout](RankContext& ctx) {
         auto comm = ctx.connect();
         if (!comm) return 1;
         const size_t hosts = CommInternals::layout(*comm).hosts.size();
-        if (hosts != 2) {
-          ctx.report("the selector sees %zu hosts, not 2", hosts);
+        if (hosts != size_t(layout.hosts)) {
+          ctx.report("the selector sees %zu hosts, not %d", hosts, layout.hosts);
           return 2;
         }
         return runAllCases(*comm, coll, reportTo, &ctx) ? 1 : 0;
       },
       90,
-      [&net](int rank) {
-        setenv("CHORUS_ALGO",
-               "allreduce=hierarchical,reduce_scatter=hierarchical,allgather=hierarchical", 1);
-        return joinHosts(net, 2, "30")(rank);
+      [&net, layout, algo](int rank) {
+        setenv("CHORUS_ALGO", algo, 1);
+        return joinHosts(net, layout.perHost, "30")(rank);
       });
-  EXPECT_EQ(describeFailures(results), "");
+  return describeFailures(results);
+}
+
+class MultiHostHierarchical : public ::testing::TestWithParam<Coll> {};
+
+TEST_P(MultiHostHierarchical, MatchReference) {
+  const std::string failures =
+      runForced(GetParam(), Layout{2, 2},
+                "allreduce=hierarchical,reduce_scatter=hierarchical,allgather=hierarchical");
+  if (failures.rfind("skip: ", 0) == 0) GTEST_SKIP() << failures.substr(6);
+  EXPECT_EQ(failures, "");
+}
+
+// The sliced allreduce across 4 hosts runs halving and doubling between them (2 rounds each
+// way; across 2 hosts that would be one exchange, the same as a ring).
+TEST(MultiHostSliced, HalvingAndDoublingAcross4HostsMatchReference) {
+  const std::string failures =
+      runForced(Coll::AllReduce, Layout{4, 1}, "allreduce=hierarchical_sliced");
+  if (failures.rfind("skip: ", 0) == 0) GTEST_SKIP() << failures.substr(6);
+  EXPECT_EQ(failures, "");
 }
 
 INSTANTIATE_TEST_SUITE_P(Netns, MultiHostHierarchical,

@@ -184,7 +184,11 @@ TEST(Sim, SlicedHierarchicalOverlapsTheLevelsOn128Hosts) {
   const double plain = busbwOf(t, "hierarchical", 512 * kMiB, n);
   EXPECT_GT(sliced, 1.4 * plain);
   const double rails = 8 * t.hosts[0].nics[0].speedGbps / 8 * t.nicEfficiency;
-  EXPECT_LT(sliced, rails * 128 / 127);  // the allreduce bound among 128 hosts
+  const double bound = rails * 128 / 127;  // the allreduce bound among 128 hosts
+  EXPECT_LT(sliced, bound);
+  // Halving and doubling across hosts (14 rounds, not a ring's 254) in 32 slices keep the
+  // NICs busy: 343 GB/s of the 387 bound when this was written (docs/simulator.md).
+  EXPECT_GT(sliced, 0.85 * bound);
 }
 
 // lowerBoundTime from every rank, and from the selector's sample, is at most predictTime, for
