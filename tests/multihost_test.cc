@@ -5,7 +5,9 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <map>
 #include <thread>
 
 #include "common/clock.h"
@@ -113,6 +115,73 @@ TEST(MultiHostSliced, HalvingAndDoublingAcross4HostsMatchReference) {
 INSTANTIATE_TEST_SUITE_P(Netns, MultiHostHierarchical,
                          ::testing::Values(Coll::AllReduce, Coll::ReduceScatter, Coll::AllGather),
                          [](const auto& info) { return std::string(kCollNames[int(info.param)]); });
+
+// Bytes each interface of this rank's network namespace has sent (/proc/self/net/dev, which
+// shows the reader's own namespace).
+std::map<std::string, uint64_t> sentBytes() {
+  std::map<std::string, uint64_t> out;
+  FILE* f = fopen("/proc/self/net/dev", "r");
+  if (!f) return out;
+  char line[512];
+  while (fgets(line, sizeof line, f)) {
+    char name[64];
+    unsigned long long rx, tx, skip;
+    // "  eth0: rxbytes packets errs drop fifo frame compressed multicast txbytes ..."
+    if (sscanf(line, " %63[^:]: %llu %llu %llu %llu %llu %llu %llu %llu %llu", name, &rx, &skip,
+               &skip, &skip, &skip, &skip, &skip, &skip, &tx) == 10)
+      out[name] = tx;
+  }
+  fclose(f);
+  return out;
+}
+
+// Two rails per host (eth0 and eth1, each a network of its own) named in CHORUS_SOCKET_IFNAME:
+// local rank i of each host listens on rail i, so the hierarchical allreduce's cross-host step
+// (rank 0 with 2 on one rail, 1 with 3 on the other) loads both rails, and the results stay
+// right.
+TEST(MultiHostRails, EachLocalRankTakesItsOwnRail) {
+  NetnsHosts net(2, 2);
+  if (!net.ok()) GTEST_SKIP() << net.whyNot();
+  auto results = runRanks(
+      4,
+      [](RankContext& ctx) {
+        auto comm = ctx.connect();
+        if (!comm) return 1;
+        std::map<std::string, uint64_t> before = sentBytes();
+        std::vector<float> a(4 << 20), b(a.size());
+        for (size_t i = 0; i < a.size(); ++i) a[i] = float(ctx.rank + 1) + float(i % 7);
+        for (int round = 0; round < 2; ++round) {
+          Status st = comm->allReduce(a.data(), b.data(), a.size(), DataType::Float32, {});
+          if (!st.ok()) {
+            ctx.report("%s", st.toString().c_str());
+            return 2;
+          }
+          for (size_t i = 0; i < b.size(); ++i)
+            if (b[i] != 10.0f + 4.0f * float(i % 7)) {
+              ctx.report("element %zu is %g", i, double(b[i]));
+              return 3;
+            }
+        }
+        std::map<std::string, uint64_t> after = sentBytes();
+        // Each rank sends half of its 16 MiB across hosts per call; the host's two ranks share
+        // the namespace, so both rails must have carried at least that much.
+        for (const char* rail : {"eth0", "eth1"}) {
+          const uint64_t sent = after[rail] - before[rail];
+          if (sent < (8u << 20)) {
+            ctx.report("%s sent only %llu bytes", rail, static_cast<unsigned long long>(sent));
+            return 4;
+          }
+        }
+        return 0;
+      },
+      90,
+      [&net](int rank) {
+        setenv("CHORUS_SOCKET_IFNAME", "=eth0,eth1", 1);
+        setenv("CHORUS_ALGO", "allreduce=hierarchical", 1);
+        return joinHosts(net, 2, "30")(rank);
+      });
+  EXPECT_EQ(describeFailures(results), "");
+}
 
 // Cut host 1's link while large allreduces run: nobody may hang; every rank reports an error
 // (a timeout or a broken connection) well before the test's own limit.

@@ -860,6 +860,23 @@ TEST_F(FakeFabric, TakesTheFirstActivePortTheRuleAllows) {
   EXPECT_EQ(world_.contexts + world_.pds + world_.channels, 0);
 }
 
+// Several usable devices are rails: local rank i takes the i-th of those as near (sysfs knows
+// no NUMA node for these stand-ins, so all are), and the others are closed again.
+TEST_F(FakeFabric, SeveralUsableDevicesAreRailsSpreadByLocalRank) {
+  addDevice("mlx5_0", 1);
+  addDevice("mlx5_1", 1);
+  const char* expected[] = {"mlx5_0:1 (InfiniBand, LID 16)", "mlx5_1:1 (InfiniBand, LID 20)",
+                            "mlx5_0:1 (InfiniBand, LID 16)"};
+  for (int local = 0; local < 3; ++local) {
+    RdmaNicOptions o;
+    o.localIndex = local;
+    std::unique_ptr<RdmaNic> nic;
+    ASSERT_TRUE(open(o, &nic).ok());
+    EXPECT_EQ(nic->describe(), expected[local]) << "local rank " << local;
+    EXPECT_EQ(world_.contexts, 1);
+  }
+}
+
 TEST_F(FakeFabric, NothingUsableSaysWhyForEachPort) {
   fake::Device* d0 = addDevice("mlx5_0", 2);
   fake::Device* d1 = addDevice("mlx5_1", 1);

@@ -24,6 +24,10 @@ int pciNumaNode(const std::string& busId);  // -1 when unknown
 std::string pciChainFromSysfs(const std::string& busId);
 double netSpeedGbps(const std::string& ifname);  // /sys/class/net/X/speed, 0 unknown
 double ibRateGbps(const std::string& dev);       // /sys/class/infiniband/X/ports/1/rate
+// The NUMA node of a network interface's or an RDMA device's PCI function; -1 when sysfs does
+// not say (virtual interfaces, single-node machines).
+int netNumaNode(const std::string& ifname);
+int ibNumaNode(const std::string& dev);
 // "0000:17:00.0" from any spelling (NVML's 8-digit domain, upper case, no domain).
 std::string normalizeBusId(const std::string& s);
 

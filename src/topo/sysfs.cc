@@ -97,6 +97,16 @@ double netSpeedGbps(const std::string& ifname) {
   return mbps > 0 ? mbps / 1000 : 0;
 }
 
+int netNumaNode(const std::string& ifname) {
+  std::string s = readLine("/sys/class/net/" + ifname + "/device/numa_node");
+  return s.empty() ? -1 : atoi(s.c_str());
+}
+
+int ibNumaNode(const std::string& dev) {
+  std::string s = readLine("/sys/class/infiniband/" + dev + "/device/numa_node");
+  return s.empty() ? -1 : atoi(s.c_str());
+}
+
 double ibRateGbps(const std::string& dev) {
   std::string s =
       readLine("/sys/class/infiniband/" + dev + "/ports/1/rate");  // "400 Gb/sec (4X NDR)"

@@ -4,11 +4,14 @@
 # inside namespaces we made. Each host also gets its own small tmpfs, to be bind-mounted on
 # /dev/shm in a private mount namespace, so ranks of different hosts cannot share memory.
 #
-#   netns.sh up TAG N          hosts TAG-h0..TAG-h{N-1}: eth0 = 10.77.0.{i+1}/24, fd77::{i+1}/64
+#   netns.sh up TAG N [R]      hosts TAG-h0..TAG-h{N-1}: eth0 = 10.77.0.{i+1}/24, fd77::{i+1}/64;
+#                              with R rails, also eth1..eth{R-1} = 10.77.{r}.{i+1}/24, each rail
+#                              its own bridge (a network of its own, as rail-optimised fabrics)
 #   netns.sh down TAG          removes everything of TAG (safe to run twice)
 #   netns.sh sweep             removes fixtures whose creating process (TAG=chorus-PID-*) died
-#   netns.sh shape TAG I RATE  tbf on both directions of host I's link (e.g. 1gbit); "off" clears
-#   netns.sh link TAG I up|down
+#   netns.sh shape TAG I RATE  tbf on both directions of each of host I's links (e.g. 1gbit);
+#                              "off" clears
+#   netns.sh link TAG I up|down  every link of host I
 #   netns.sh exec TAG I CMD... CMD in host I: its netns, its /dev/shm, CHORUS_HOSTID=TAG-hI
 #   netns.sh addr I            prints host I's IPv4 address
 # Needs root (CAP_SYS_ADMIN, CAP_NET_ADMIN) and iproute2.
@@ -16,7 +19,11 @@ set -euo pipefail
 
 SHM_ROOT=/run/chorus-netns
 
-addr() { echo "10.77.0.$(($1 + 1))"; }
+addr() { echo "10.77.${2:-0}.$(($1 + 1))"; }
+# The switch's port of host I on rail R.
+port() { if [ "$2" = 0 ]; then echo "p$1"; else echo "p$1r$2"; fi; }
+# Host I's interfaces, one per rail.
+links() { ip -n "$1-h$2" -o link show | awk -F': ' '$2 ~ /^eth[0-9]+@/ {sub(/@.*/, "", $2); print $2}'; }
 
 down() {
   local tag=$1
@@ -39,51 +46,57 @@ sweep() {
 }
 
 up() {
-  local tag=$1 n=$2
+  local tag=$1 n=$2 rails=${3:-1}
   down "$tag"
   trap 'down "$tag"' ERR
   ip netns add "$tag-sw"
   ip -n "$tag-sw" link set lo up
-  ip -n "$tag-sw" link add br0 type bridge
-  ip -n "$tag-sw" link set br0 up
+  for ((r = 0; r < rails; r++)); do
+    ip -n "$tag-sw" link add "br$r" type bridge
+    ip -n "$tag-sw" link set "br$r" up
+  done
   mkdir -p "$SHM_ROOT/$tag"
   for ((i = 0; i < n; i++)); do
     local h="$tag-h$i"
     ip netns add "$h"
     ip -n "$h" link set lo up
-    ip link add eth0 netns "$h" type veth peer name "p$i" netns "$tag-sw"
-    ip -n "$tag-sw" link set "p$i" master br0 up
-    ip -n "$h" addr add "$(addr "$i")/24" dev eth0
+    for ((r = 0; r < rails; r++)); do
+      ip link add "eth$r" netns "$h" type veth peer name "$(port "$i" "$r")" netns "$tag-sw"
+      ip -n "$tag-sw" link set "$(port "$i" "$r")" master "br$r" up
+      ip -n "$h" addr add "$(addr "$i" "$r")/24" dev "eth$r"
+      ip -n "$h" link set "eth$r" up
+    done
     ip -n "$h" addr add "fd77::$((i + 1))/64" dev eth0 nodad
-    ip -n "$h" link set eth0 up
     mkdir -p "$SHM_ROOT/$tag/h$i"
     mount -t tmpfs -o size=1g,mode=1777 "chorus-shm-$h" "$SHM_ROOT/$tag/h$i"
   done
   trap - ERR
 }
 
-# tbf on the host's egress and on the switch port's egress (the host's ingress).
+# tbf on the host's egress and on the switch port's egress (the host's ingress), every rail.
 shape() {
-  local tag=$1 i=$2 rate=$3
-  for where in "-n $tag-h$i eth0" "-n $tag-sw p$i"; do
-    set -- $where
-    tc "$1" "$2" qdisc del dev "$3" root 2>/dev/null || true
-    [ "$rate" = off ] || tc "$1" "$2" qdisc add dev "$3" root tbf rate "$rate" burst 256kb latency 50ms
+  local tag=$1 i=$2 rate=$3 eth
+  for eth in $(links "$tag" "$i"); do
+    for where in "-n $tag-h$i $eth" "-n $tag-sw $(port "$i" "${eth#eth}")"; do
+      set -- $where
+      tc "$1" "$2" qdisc del dev "$3" root 2>/dev/null || true
+      [ "$rate" = off ] || tc "$1" "$2" qdisc add dev "$3" root tbf rate "$rate" burst 256kb latency 50ms
+    done
   done
 }
 
 cmd=${1:-}; shift || true
 case "$cmd" in
-  up) up "$1" "$2" ;;
+  up) up "$1" "$2" "${3:-1}" ;;
   down) down "$1" ;;
   sweep) sweep ;;
   shape) shape "$1" "$2" "$3" ;;
-  link) ip -n "$1-h$2" link set eth0 "$3" ;;
+  link) for eth in $(links "$1" "$2"); do ip -n "$1-h$2" link set "$eth" "$3"; done ;;
   addr) addr "$1" ;;
   exec)
     tag=$1 i=$2; shift 2
     exec ip netns exec "$tag-h$i" unshare -m --propagation private bash -c \
       'mount --bind "$0" /dev/shm && exec env CHORUS_HOSTID="$1" "${@:2}"' \
       "$SHM_ROOT/$tag/h$i" "$tag-h$i" "$@" ;;
-  *) sed -n '2,16p' "$0"; exit 2 ;;
+  *) sed -n '2,19p' "$0"; exit 2 ;;
 esac

@@ -18,7 +18,8 @@ namespace chorus::test {
 
 class NetnsHosts {
  public:
-  explicit NetnsHosts(int hosts) : hosts_(hosts) {
+  // With `rails` > 1 each host has that many links, each to a network of its own (netns.sh).
+  explicit NetnsHosts(int hosts, int rails = 1) : hosts_(hosts) {
     static std::atomic<int> counter{0};
     tag_ = "chorus-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
     if (geteuid() != 0) {
@@ -27,7 +28,7 @@ class NetnsHosts {
     }
     sh("sweep");
     std::string out;
-    if (!sh("up " + tag_ + " " + std::to_string(hosts), &out)) {
+    if (!sh("up " + tag_ + " " + std::to_string(hosts) + " " + std::to_string(rails), &out)) {
       why_ =
           "could not create network namespaces (no CAP_SYS_ADMIN/CAP_NET_ADMIN, or no "
           "iproute2?): " +
@@ -47,7 +48,9 @@ class NetnsHosts {
   const std::string& whyNot() const { return why_; }
   const std::string& tag() const { return tag_; }
   int hosts() const { return hosts_; }
-  static std::string address(int host) { return "10.77.0." + std::to_string(host + 1); }
+  static std::string address(int host, int rail = 0) {
+    return "10.77." + std::to_string(rail) + "." + std::to_string(host + 1);
+  }
 
   // Runs netns.sh with `args`; true on exit status 0. Output goes to *out if given.
   bool sh(const std::string& args, std::string* out = nullptr) const {

@@ -24,6 +24,7 @@
 
 #include "common/log.h"
 #include "common/socket.h"
+#include "transport/rails.h"
 #include "transport/rdma/ofi_library.h"
 
 namespace chorus {
@@ -131,14 +132,16 @@ Status OfiNic::open(const RdmaNicOptions& o) {
   hints->domain_attr->threading = FI_THREAD_SAFE;
   if (!o.ofiProvider.empty()) hints->fabric_attr->prov_name = strdup(o.ofiProvider.c_str());
 
-  // IP providers bind to the interface CHORUS_SOCKET_IFNAME picks, like the TCP transport.
+  // IP providers bind to the interface CHORUS_SOCKET_IFNAME picks for this rank (its rail),
+  // like the TCP transport.
   std::string node;
   if (o.loopbackOk && o.ifname.empty()) {
     node = "127.0.0.1";
   } else {
-    std::vector<NetInterface> ifs;
-    if (findInterfaces(o.ifname, AF_INET, 1, &ifs).ok()) {
-      node = ifs[0].addr.toString();
+    NetInterface rail;
+    std::vector<std::string> rails;
+    if (findRailInterface(o.ifname, AF_INET, o.localIndex, &rail, &rails).ok()) {
+      node = rail.addr.toString();
       node = node.substr(0, node.rfind(':'));
     }
   }

@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "common/log.h"
+#include "transport/rails.h"
 #include "transport/rdma/rdma_options.h"
 #include "transport/rdma/rdma_transport.h"
 #include "transport/registry.h"
@@ -85,7 +86,9 @@ Status createRdma(const char* name, const TransportContext& ctx, std::unique_ptr
   std::unique_ptr<RdmaNic> nic;
   bool any = false;
   for (bool p : ctx.peers) any |= p;
-  Status opened = any ? Open(opts.nicOptions(ctx.job->oneHost(), forced), &nic) : Status::Ok();
+  RdmaNicOptions nicOpts = opts.nicOptions(ctx.job->oneHost(), forced);
+  nicOpts.localIndex = localIndexOf(ctx.job->hostOf, ctx.bootstrap->rank());
+  Status opened = any ? Open(nicOpts, &nic) : Status::Ok();
   RdmaHooks hooks{ctx.onError, ctx.doorbell, ctx.failed};
   std::unique_ptr<RdmaTransport> t;
   // A rank whose NIC failed to open still takes part in the exchange (with nothing), so the

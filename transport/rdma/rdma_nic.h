@@ -110,6 +110,7 @@ struct RdmaNicOptions {
   int ibGidIndex = -1;         // verbs: RoCE GID index; -1 picks a RoCE v2 IPv4 one
   int ibTrafficClass = 0;      // verbs: RoCE traffic class
   double timeoutSec = 300;     // verbs: bounds the retries of a QP
+  int localIndex = 0;          // this rank's place among its host's ranks: its rail (rails.h)
 };
 
 Status openVerbsNic(const RdmaNicOptions& options, std::unique_ptr<RdmaNic>* out);

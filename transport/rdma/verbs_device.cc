@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "common/log.h"
+#include "topo/probe.h"
+#include "transport/rails.h"
 #include "transport/rdma/ib_hca.h"
 #include "transport/rdma/verbs_gid.h"
 #include "transport/rdma/verbs_params.h"
@@ -125,6 +127,7 @@ Status openVerbsPort(const VerbsLibrary& lib, const RdmaNicOptions& options, Ver
                                errnoText(errno ? errno : ENODEV) +
                                "); use CHORUS_NET=socket or install/enable the NIC's driver");
   std::vector<std::string> names, notes;
+  std::vector<VerbsPort> usable;  // each with its device open
   for (int i = 0; i < n; ++i) {
     VerbsPort p;
     p.device = lib.getDeviceName(list[i]);
@@ -138,13 +141,26 @@ Status openVerbsPort(const VerbsLibrary& lib, const RdmaNicOptions& options, Ver
     if (lib.queryDevice(p.context, &p.deviceAttr) != 0) {
       notes.push_back(p.device + ": ibv_query_device failed (" + errnoText(errno) + ")");
     } else if (choosePort(lib, list[i], rule, options, &p, &notes)) {
-      lib.freeDeviceList(list);  // an open context outlives the list
-      *out = p;
-      LOG_INFO(kLogNet, "verbs: using %s (%s), port MTU %d", where(p).c_str(), p.address.c_str(),
-               verbsMtuBytes(p.portAttr.active_mtu));
-      return Status::Ok();
+      usable.push_back(p);
+      continue;
     }
     lib.closeDevice(p.context);
+  }
+  if (!usable.empty()) {
+    // Several usable devices are rails: the rank takes the nearest, spread by its place.
+    std::vector<int> numa;
+    for (const VerbsPort& p : usable) numa.push_back(topo::ibNumaNode(p.device));
+    const size_t k = chooseRail(numa, currentNumaNode(), options.localIndex);
+    for (size_t j = 0; j < usable.size(); ++j)
+      if (j != k) lib.closeDevice(usable[j].context);
+    lib.freeDeviceList(list);  // an open context outlives the list
+    *out = usable[k];
+    const std::string rail = usable.size() > 1 ? ", rail " + std::to_string(k + 1) + " of " +
+                                                     std::to_string(usable.size()) + " devices"
+                                               : "";
+    LOG_INFO(kLogNet, "verbs: using %s (%s), port MTU %d%s", where(*out).c_str(),
+             out->address.c_str(), verbsMtuBytes(out->portAttr.active_mtu), rail.c_str());
+    return Status::Ok();
   }
   lib.freeDeviceList(list);
   if (n == 0)

@@ -1,5 +1,7 @@
 // The TCP transport's entry in the registry: host memory between any two ranks, below shared
 // memory where both reach.
+#include "bootstrap/bootstrap.h"
+#include "transport/rails.h"
 #include "transport/registry.h"
 #include "transport/tcp/tcp_transport.h"
 
@@ -19,6 +21,7 @@ TransportEntry tcpTransportEntry() {
   e.create = [](const TransportContext& ctx, std::unique_ptr<Transport>* out) {
     TcpOptions opts = TcpOptions::fromConfig(*ctx.config);
     opts.chunkBytes = ctx.chunkBytes;
+    opts.localIndex = localIndexOf(ctx.job->hostOf, ctx.bootstrap->rank());
     TcpHooks hooks;
     hooks.onError = ctx.onError;
     hooks.doorbell = ctx.doorbell;

@@ -10,6 +10,7 @@
 #include <cstring>
 
 #include "common/log.h"
+#include "transport/rails.h"
 #include "transport/tcp/handshake.h"
 #include "transport/tcp/handshake_check.h"
 #include "transport/tcp/tcp_connection.h"
@@ -100,18 +101,18 @@ Status TcpTransport::create(Bootstrap* bs, const std::vector<bool>& reach, bool 
 }
 
 Status TcpTransport::listen(bool loopbackOk, bool weakSecret) {
-  std::vector<NetInterface> ifs;
+  NetInterface chosen{"lo", {}};
+  std::vector<std::string> rails;
   if (opts_.ifname.empty() && loopbackOk) {
-    NetInterface lo{"lo", {}};
     CHORUS_RETURN_IF_ERROR(
-        resolveHost(opts_.family == AF_INET6 ? "::1" : "127.0.0.1", 0, &lo.addr));
-    ifs.push_back(lo);
+        resolveHost(opts_.family == AF_INET6 ? "::1" : "127.0.0.1", 0, &chosen.addr));
   } else {
     CHORUS_RETURN_IF_ERROR(
-        findInterfaces(opts_.ifname, opts_.family, 1, &ifs).withContext("tcp transport"));
+        findRailInterface(opts_.ifname, opts_.family, opts_.localIndex, &chosen, &rails)
+            .withContext("tcp transport"));
   }
-  ifName_ = ifs[0].name;
-  SockAddr at = ifs[0].addr;
+  ifName_ = chosen.name;
+  SockAddr at = chosen.addr;
   at.setPort(0);
   if (weakSecret && !at.isLoopback())
     return Status::InvalidArgument(
@@ -125,9 +126,10 @@ Status TcpTransport::listen(bool loopbackOk, bool weakSecret) {
   CHORUS_RETURN_IF_ERROR(localAddress(listener_.fd(), &listenAddr_));
   LOG_INFO(kLogNet,
            "rank %d: tcp transport on %s, listening at %s; %d stream(s) per peer, "
-           "%zu-byte chunks, %d slots (CHORUS_SOCKET_IFNAME=%s)",
+           "%zu-byte chunks, %d slots (CHORUS_SOCKET_IFNAME=%s%s)",
            rank_, ifName_.c_str(), listenAddr_.toString().c_str(), opts_.nstreams, opts_.chunkBytes,
-           opts_.slots, opts_.ifname.empty() ? "<default>" : opts_.ifname.c_str());
+           opts_.slots, opts_.ifname.empty() ? "<default>" : opts_.ifname.c_str(),
+           rails.size() > 1 ? railNote(rails, opts_.localIndex).c_str() : "");
   return Status::Ok();
 }
 

@@ -39,6 +39,7 @@ struct TcpOptions {
   // from the caller's buffer, not copied into a slot first; 0 copies every message.
   size_t zeroCopyBytes = 32 << 10;
   double timeoutSec = 300;  // the communicator's timeout: connect, drain, TCP_USER_TIMEOUT
+  int localIndex = 0;       // this rank's place among its host's ranks: its rail (rails.h)
 
   static TcpOptions fromConfig(const Config& config);
   Status validate() const;
