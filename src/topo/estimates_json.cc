@@ -36,14 +36,6 @@ void putAttributes(const std::vector<std::string>& words, size_t from, json* int
   }
 }
 
-// The shortest text that reads back as the same number, as the line format writes them.
-std::string numberWord(const json& v) {
-  char buf[64];
-  auto r = v.is_number_integer() ? std::to_chars(buf, buf + sizeof buf, v.get<long long>())
-                                 : std::to_chars(buf, buf + sizeof buf, v.get<double>());
-  return std::string(buf, r.ptr);
-}
-
 bool isLineKind(const std::string& kind) {
   for (const char* k : kLineKinds)
     if (kind == k) return true;
@@ -103,7 +95,7 @@ Status estimateLinesFromJson(const std::string& text, const std::string& origin,
     if (!attributes.is_object()) return refuse(where, "expected an object of numbers");
     for (const auto& [name, value] : attributes.items()) {
       if (!value.is_number()) return refuse(where + "." + name, "expected a number");
-      words.push_back(name + "=" + numberWord(value));
+      words.push_back(name + "=" + numberText(value.get<double>()));
     }
     lines->push_back({std::move(where), std::move(words)});
     return Status::Ok();

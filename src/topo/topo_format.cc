@@ -9,13 +9,13 @@
 
 namespace chorus::topo {
 
-namespace {
-
-std::string num(double v) {
+std::string numberText(double v) {
   char buf[64];
   auto r = std::to_chars(buf, buf + sizeof buf, v);  // shortest text that reads back exactly
   return std::string(buf, r.ptr);
 }
+
+namespace {
 
 // Host `h` as written inside a block of `count` (names and ids carry a "-i" suffix then).
 bool sameShape(const Host& a, const Host& b) {
@@ -87,10 +87,10 @@ void writeHost(const Host& h, const std::string& name, const std::string& id, in
   for (const Gpu& g : h.gpus) {
     o << "  gpu " << g.busId << " socket=" << g.socket << " numa=" << g.numa;
     if (!g.pci.empty()) o << " pci=" << g.pci;
-    if (g.pcieGTs > 0) o << " pcie_gts=" << num(g.pcieGTs);
+    if (g.pcieGTs > 0) o << " pcie_gts=" << numberText(g.pcieGTs);
     if (g.pcieWidth > 0) o << " pcie_width=" << g.pcieWidth;
     if (g.nvlinks > 0) o << " nvlinks=" << g.nvlinks;
-    if (g.nvlinkGBs > 0) o << " nvlink_gbs=" << num(g.nvlinkGBs);
+    if (g.nvlinkGBs > 0) o << " nvlink_gbs=" << numberText(g.nvlinkGBs);
     o << '\n';
   }
   for (const Nic& n : h.nics) {
@@ -98,7 +98,7 @@ void writeHost(const Host& h, const std::string& name, const std::string& id, in
     if (!n.busId.empty()) o << " bus=" << n.busId;
     o << " socket=" << n.socket << " numa=" << n.numa;
     if (!n.pci.empty()) o << " pci=" << n.pci;
-    o << " speed_gbps=" << num(n.speedGbps) << " rdma=" << (n.rdma ? 1 : 0) << '\n';
+    o << " speed_gbps=" << numberText(n.speedGbps) << " rdma=" << (n.rdma ? 1 : 0) << '\n';
   }
   writeNvlinkAndPaths(h, o);
   o << "end\n";
@@ -127,24 +127,27 @@ void writeRanks(const Topology& t, std::ostream& o) {
 
 std::string formatEstimates(const Topology& t) {
   std::ostringstream o;
-  o << "reduce host_gbs=" << num(t.hostReduceGBs) << " device_gbs=" << num(t.deviceReduceGBs);
-  if (t.deviceCopyGBs != 0) o << " device_copy_gbs=" << num(t.deviceCopyGBs);
+  o << "reduce host_gbs=" << numberText(t.hostReduceGBs)
+    << " device_gbs=" << numberText(t.deviceReduceGBs);
+  if (t.deviceCopyGBs != 0) o << " device_copy_gbs=" << numberText(t.deviceCopyGBs);
   o << '\n';
   const Topology defaults;
   if (t.stepOverheadUs != defaults.stepOverheadUs || t.deviceMessageBytes != 0) {
-    o << "executor step_us=" << num(t.stepOverheadUs);
+    o << "executor step_us=" << numberText(t.stepOverheadUs);
     if (t.deviceMessageBytes != 0) o << " device_message_kib=" << (t.deviceMessageBytes >> 10);
     o << '\n';
   }
   if (t.nvlinkEfficiency != defaults.nvlinkEfficiency || t.nicEfficiency != defaults.nicEfficiency)
-    o << "efficiency nvlink=" << num(t.nvlinkEfficiency) << " nic=" << num(t.nicEfficiency) << '\n';
+    o << "efficiency nvlink=" << numberText(t.nvlinkEfficiency)
+      << " nic=" << numberText(t.nicEfficiency) << '\n';
   // Whenever any is set, so that a dump reloads to the same values (tests/fuzz).
   if (t.missGBs != 0 || t.cacheMiB != 0 || t.allMissMiB != 0)
-    o << "memory cache_mib=" << num(t.cacheMiB) << " all_miss_mib=" << num(t.allMissMiB)
-      << " miss_gbs=" << num(t.missGBs) << '\n';
+    o << "memory cache_mib=" << numberText(t.cacheMiB)
+      << " all_miss_mib=" << numberText(t.allMissMiB) << " miss_gbs=" << numberText(t.missGBs)
+      << '\n';
   for (const auto& [c, p] : t.links)
-    o << "link " << pathClassName(c) << " latency_us=" << num(p.latencyUs)
-      << " bandwidth_gbs=" << num(p.bandwidthGBs) << '\n';
+    o << "link " << pathClassName(c) << " latency_us=" << numberText(p.latencyUs)
+      << " bandwidth_gbs=" << numberText(p.bandwidthGBs) << '\n';
   return o.str();
 }
 

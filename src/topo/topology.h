@@ -139,6 +139,8 @@ Status discoverLocalTopology(Topology* out, std::string* notes);
 
 // The text of a topology file, and its parser (`origin` names the text in error messages).
 std::string formatTopology(const Topology& t);
+// A number as the file format writes it: the shortest text that reads back to the same double.
+std::string numberText(double v);
 Status parseTopology(const std::string& text, const std::string& origin, Topology* out);
 // The estimates alone (reduce, link, executor and memory lines), as a tuning file holds them
 // (CHORUS_TUNE_FILE loads one), and their parser, which lays them over
