@@ -60,10 +60,15 @@ class Connection {
   // until that message is released the transport may write there; peek() then returns
   // `where` as the payload.
   virtual uint64_t receiveWindow() const { return 0; }
-  virtual bool postReceive(uint64_t ahead, MemRef where, size_t bytes) {
-    (void)ahead, (void)where, (void)bytes;
+  // `streamed`: the call writes its output around the caches (ExecEnv::streamBytes), so a
+  // transport whose landing would not (a kernel copy) may do better to decline.
+  virtual bool postReceive(uint64_t ahead, MemRef where, size_t bytes, bool streamed) {
+    (void)ahead, (void)where, (void)bytes, (void)streamed;
     return false;
   }
+  // Called by a rank that waits: takes whatever peers lent this rank (a transport whose
+  // receiver reads the sender's memory), so that no sender waits on this rank's steps.
+  virtual void takeLent() {}
   // After a failure, when the caller is about to give its memory back: once this returns, the
   // transport touches no memory it was lent (postSend) or posted (postReceive) again, and the
   // connection is unusable.

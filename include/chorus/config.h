@@ -14,7 +14,11 @@ struct Config {
   double timeoutSec = 300;          // CHORUS_TIMEOUT: bound on every wait, init included
   size_t shmSlotBytes = 128 << 10;  // CHORUS_SHM_SLOT_BYTES: message (chunk) size on shm
   int shmSlots = 8;                 // CHORUS_SHM_SLOTS: messages in flight per pair
-  int64_t spinNs = 50000;           // CHORUS_SPIN_NS: busy-wait before sleeping
+  // CHORUS_SHM_LEND_BYTES: allgathers whose blocks are this large or larger are read by the
+  // receiver straight from the sender's buffer (cross-memory attach), not copied through a
+  // slot; 0: never.
+  size_t shmLendBytes = 512 << 10;
+  int64_t spinNs = 50000;  // CHORUS_SPIN_NS: busy-wait before sleeping
   // CHORUS_STREAM_BYTES: a call that touches at least this many bytes of the caller's buffers
   // (input plus output) writes its output with non-temporal stores, around the caches (0:
   // never). About the last-level cache's size.

@@ -38,6 +38,7 @@ Status Config::fromEnvironment(Config* out, Names names) {
   if (auto v = envDouble("CHORUS_TIMEOUT", &err)) c.timeoutSec = *v;
   if (auto v = envBytes("CHORUS_SHM_SLOT_BYTES", &err)) c.shmSlotBytes = size_t(*v);
   if (auto v = envInt("CHORUS_SHM_SLOTS", &err)) c.shmSlots = int(*v);
+  if (auto v = envBytes("CHORUS_SHM_LEND_BYTES", &err)) c.shmLendBytes = size_t(*v);
   if (auto v = envInt("CHORUS_SPIN_NS", &err)) c.spinNs = *v;
   if (auto v = envBytes("CHORUS_STREAM_BYTES", &err)) c.streamBytes = size_t(*v);
   if (auto v = envInt("CHORUS_CHECK_CALLS", &err)) c.checkCalls = int(*v);

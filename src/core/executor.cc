@@ -169,6 +169,8 @@ bool Executor::advanceRecv(int i, Status* err) {
   const MemRef dst = ref(s.dst);
   const bool reduce = s.kind == StepKind::RecvReduce;
   const MemRef local = reduce ? ref(s.src) : MemRef{};
+  // Before looking: a transport that takes payloads when they are looked at lands them there.
+  if (!reduce && c->receiveWindow()) postReceives(i, c, dst);
   while (st.done < st.chunks && depsReady(i, st.done)) {
     const void* payload = nullptr;
     const WireHeader* h = c->peek(&payload);
@@ -213,7 +215,7 @@ void Executor::postReceives(int i, Connection* c, MemRef dst) {
     const size_t bytes = chunkCount(i, st.posted) * esize_;
     const MemRef at = dst + index_->chunkBegin(i, st.posted) * esize_;
     if (!lent_.empty() && lentOverlaps(at.ptr, at.ptr + bytes)) return;
-    c->postReceive(st.posted - st.done, at, bytes);  // declined: it comes through a slot
+    c->postReceive(st.posted - st.done, at, bytes, streams(i));  // declined: through a slot
     ++st.posted;
   }
 }
@@ -332,6 +334,8 @@ Status Executor::failureNow() const {
 
 Status Executor::checkIdle() {
   CHORUS_RETURN_IF_ERROR(failureNow());
+  for (Connection* c : env_.conns)
+    if (c) c->takeLent();
   if (deadline_.expired()) return waitingError();
   if (departedPeer() < 0) return Status::Ok();
   // It left after posting everything it ever will: one more pass takes what is there.

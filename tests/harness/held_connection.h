@@ -45,7 +45,7 @@ class HeldConnection final : public Connection {
   }
   void release() override { inbox.pop_front(); }
   uint64_t receiveWindow() const override { return 4; }
-  bool postReceive(uint64_t ahead, MemRef where, size_t bytes) override {
+  bool postReceive(uint64_t ahead, MemRef where, size_t bytes, bool) override {
     if (!lendFrom_ || bytes < lendFrom_) return false;
     posts.push_back({ahead, where.ptr, bytes});
     return true;

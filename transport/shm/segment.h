@@ -36,6 +36,13 @@ static_assert(sizeof(DoorbellWord) == kCacheLine);
 
 struct alignas(kCacheLine) RingControl {
   std::atomic<uint64_t> tail;  // messages consumed (reader); the writer reads it for credit
+  // Set once by the reader where it can read the writer's memory (cross_memory.h): the writer
+  // may then lend payloads (LendNote). On its own line: written once, read by the writer.
+  alignas(kCacheLine) std::atomic<uint32_t> readerTakesLent;
+  // The last message the reader has a destination for (Connection::postReceive): the writer
+  // lends only those, which the reader lands in place, one copy in all. A lent message the
+  // reader would land in its slot costs more than the writer's own copy into it.
+  alignas(kCacheLine) std::atomic<uint64_t> postedUpTo;
 };
 
 // Payloads up to this size travel inside the slot's first cache line.
@@ -48,6 +55,25 @@ struct alignas(kCacheLine) SlotHeader {
   char inlinePayload[kInlineBytes];
 };
 static_assert(sizeof(SlotHeader) == kCacheLine, "a slot's header is one cache line");
+
+// A message larger than kInlineBytes may leave its payload in the sender's memory (lent): the
+// slot then carries the address, in its unused inline payload, and the receiver reads it by
+// cross-memory attach straight to where the payload is wanted: one copy instead of two (into
+// the slot, out of it). The state word hands the memory back: the sender may write it again
+// once the receiver has taken it, and a sender that fails revokes what was not taken.
+enum LendState : uint32_t {
+  kPayloadInSlot = 0,  // an ordinary message
+  kLent = 1,           // the payload is at `addr` in the sender
+  kTaking = 2,         // the receiver is reading it
+  kTaken = 3,          // read: the sender has its memory back
+  kRevoked = 4,        // the sender failed and took its memory back unread
+};
+struct LendNote {
+  std::atomic<uint32_t> state;
+  uint32_t unused;
+  uint64_t addr;
+};
+static_assert(sizeof(LendNote) <= kInlineBytes && offsetof(SlotHeader, inlinePayload) % 8 == 0);
 
 struct SegmentLayout {
   uint32_t localSize, slotBytes, slots;

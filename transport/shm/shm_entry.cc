@@ -18,7 +18,7 @@ TransportEntry shmTransportEntry() {
   };
   e.create = [](const TransportContext& ctx, std::unique_ptr<Transport>* out) {
     std::unique_ptr<ShmTransport> shm;
-    ShmOptions opts{ctx.config->shmSlotBytes, ctx.config->shmSlots};
+    ShmOptions opts{ctx.config->shmSlotBytes, ctx.config->shmSlots, ctx.config->shmLendBytes};
     CHORUS_RETURN_IF_ERROR(ShmTransport::create(ctx.bootstrap, ctx.job->hostOf, opts, ctx.doorbell,
                                                 ctx.deadline, &shm));
     *out = std::move(shm);

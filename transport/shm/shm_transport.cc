@@ -4,9 +4,12 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 
+#include "common/clock.h"
 #include "common/log.h"
+#include "core/op_desc.h"
 #include "transport/futex.h"
 #include "transport/shm/cross_memory.h"
 #include "transport/shm/segment.h"
@@ -30,6 +33,13 @@ T* at(void* base, size_t offset) {
 // One direction of traffic each way between this rank and one peer. The writer caches the
 // reader's tail, so a busy ring touches the reader's cache line only when its cached view says
 // the ring is full; the reader polls the next slot's sequence word, nothing else.
+//
+// Lending (segment.h, LendNote): where the peer can read this process, a message of at least
+// `lendBytes` whose sender may keep its memory lent (postSend with a Completion) goes out as an
+// address; the receiver reads it into the destination the executor posted for it, or else into
+// the slot, and marks it taken. A rank that waits takes every lent message that has arrived
+// (takeLent), so a sender never waits on the receiver's steps: lending cannot deadlock where
+// copying would not.
 class ShmTransport::ShmConnection final : public Connection {
  public:
   ShmConnection(void* base, int me, int peer) {
@@ -41,10 +51,11 @@ class ShmTransport::ShmConnection final : public Connection {
     outSlots_ = at<char>(base, L.ringSlotsOffset(me, peer));
     inSlots_ = at<char>(base, L.ringSlotsOffset(peer, me));
     peerBell_ = at<DoorbellWord>(base, L.doorbellsOffset()) + peer;
+    arrivals_.resize(slots_);
   }
 
-  // Copies into the peer's slot at once: *sent stays finished.
-  bool postSend(const WireHeader& h, MemRef data, Completion*) override {
+  // Copies into the peer's slot at once (*sent stays finished), or lends the payload.
+  bool postSend(const WireHeader& h, MemRef data, Completion* sent) override {
     if (head_ - peerTail_ >= slots_) {
       peerTail_ = out_->tail.load(std::memory_order_acquire);
       if (head_ - peerTail_ >= slots_) return false;
@@ -53,7 +64,20 @@ class ShmTransport::ShmConnection final : public Connection {
     auto* sh = reinterpret_cast<SlotHeader*>(slot);
     // The payload first, the header line last: the reader polls that line, and each of its
     // looks takes the line away from us.
-    if (h.bytes) memcpy(payloadOf(sh, h.bytes), data.ptr, h.bytes);
+    if (h.bytes > kInlineBytes) {
+      LendNote* note = noteOf(sh);
+      if (sent && lendsFor(h) && h.count * dataTypeSize(DataType(h.dtype)) >= lendBytes_ &&
+          lends() && out_->postedUpTo.load(std::memory_order_acquire) > head_) {
+        note->addr = reinterpret_cast<uint64_t>(data.ptr);
+        note->state.store(kLent, std::memory_order_relaxed);
+        sent->ticket = head_ + 1;  // this message's sequence word: test() finds its slot
+      } else {
+        memcpy(payloadOf(sh, h.bytes), data.ptr, h.bytes);
+        note->state.store(kPayloadInSlot, std::memory_order_relaxed);
+      }
+    } else if (h.bytes) {
+      memcpy(sh->inlinePayload, data.ptr, h.bytes);
+    }
     sh->wire = h;
     ++head_;
     if (++headSlot_ == slots_) headSlot_ = 0;
@@ -62,10 +86,24 @@ class ShmTransport::ShmConnection final : public Connection {
     return true;
   }
 
+  // A lent message is back once the receiver took it, or released its slot.
+  bool test(const Completion& c) const override {
+    if (c.finished() || out_->tail.load(std::memory_order_acquire) >= c.ticket) return true;
+    const auto* sh =
+        reinterpret_cast<const SlotHeader*>(outSlots_ + (c.ticket - 1) % slots_ * stride_);
+    return noteOf(sh)->state.load(std::memory_order_acquire) == kTaken;
+  }
+
   const WireHeader* peek(const void** payload) override {
     auto* sh = reinterpret_cast<SlotHeader*>(inSlots_ + tailSlot_ * stride_);
     if (sh->seq.load(std::memory_order_acquire) != tail_ + 1) return nullptr;
-    *payload = payloadOf(sh, sh->wire.bytes);
+    if (sh->wire.bytes <= kInlineBytes) {
+      *payload = sh->inlinePayload;
+      return &sh->wire;
+    }
+    Arrival& a = arrivals_[tailSlot_];
+    if (a.landedMsg != tail_ + 1 && !land(sh, tailSlot_, tail_ + 1)) return nullptr;
+    *payload = a.landed;
     return &sh->wire;
   }
 
@@ -76,8 +114,57 @@ class ShmTransport::ShmConnection final : public Connection {
     ringPeer();  // the peer may be asleep waiting for this credit
   }
 
-  // One-sided, by cross-memory attach, where the probe at set-up found it allowed.
-  void enableOneSided(int peerRank, pid_t peerPid) { peerRank_ = peerRank, peerPid_ = peerPid; }
+  // Posted receives land lent payloads in place; a copied one still comes through its slot.
+  uint64_t receiveWindow() const override { return peerPid_ ? slots_ : 0; }
+  // Declined for a call that streams its output: the kernel's copy would go through the caches.
+  bool postReceive(uint64_t ahead, MemRef where, size_t bytes, bool streamed) override {
+    if (streamed || lendBytes_ == SIZE_MAX) return false;
+    Arrival& a = arrivals_[(tailSlot_ + ahead) % slots_];
+    a.postedMsg = tail_ + 1 + ahead;
+    a.where = where.ptr;
+    a.bytes = bytes;
+    if (a.postedMsg > postedUpTo_) {
+      postedUpTo_ = a.postedMsg;
+      in_->postedUpTo.store(postedUpTo_, std::memory_order_release);
+    }
+    return true;
+  }
+
+  // Takes every lent message that has arrived into its slot, so the peer has its memory back.
+  void takeLent() override {
+    for (uint64_t k = 0; k < slots_; ++k) {
+      const uint64_t msg = tail_ + 1 + k, slot = (tailSlot_ + k) % slots_;
+      auto* sh = reinterpret_cast<SlotHeader*>(inSlots_ + slot * stride_);
+      if (sh->seq.load(std::memory_order_acquire) != msg) return;
+      if (sh->wire.bytes > kInlineBytes && arrivals_[slot].landedMsg != msg && !land(sh, slot, msg))
+        return;
+    }
+  }
+
+  // After a failure: lent payloads not yet taken are revoked (one being read is waited for, a
+  // moment), and posted destinations are forgotten.
+  void reclaimLent() override {
+    for (uint64_t msg = out_->tail.load(std::memory_order_acquire) + 1; msg <= head_; ++msg) {
+      auto* sh = reinterpret_cast<SlotHeader*>(outSlots_ + (msg - 1) % slots_ * stride_);
+      if (sh->wire.bytes <= kInlineBytes) continue;
+      std::atomic<uint32_t>& state = noteOf(sh)->state;
+      uint32_t expect = kLent;
+      if (state.compare_exchange_strong(expect, kRevoked)) continue;
+      // Taking: the peer is copying right now. A peer that died mid-copy reads nothing more.
+      for (Deadline d = Deadline::after(2); state.load() == kTaking && !d.expired();) sched_yield();
+    }
+    for (Arrival& a : arrivals_) a.postedMsg = 0;
+  }
+
+  // One-sided, by cross-memory attach, where the probe at set-up found it allowed; then this
+  // rank also takes what the peer lends, and tells it so.
+  void enableOneSided(int peerRank, pid_t peerPid) {
+    peerRank_ = peerRank, peerPid_ = peerPid;
+    in_->readerTakesLent.store(1, std::memory_order_release);
+  }
+  // Lends the payloads of allgathers whose blocks are at least `bytes` (0: never) once the
+  // peer says it takes them.
+  void setLendBytes(size_t bytes) { lendBytes_ = bytes ? bytes : SIZE_MAX; }
   bool offersOneSided() const override { return peerPid_ != 0; }
   Status put(MemRef src, MemRef remote, size_t bytes, Completion*) override {
     CHORUS_RETURN_IF_ERROR(checkRemote(remote, "put"));
@@ -89,12 +176,60 @@ class ShmTransport::ShmConnection final : public Connection {
   }
 
  private:
+  // What this rank knows of the message in each incoming slot.
+  struct Arrival {
+    uint64_t postedMsg = 0;  // the message whose payload should land at `where` (postReceive)
+    char* where = nullptr;
+    size_t bytes = 0;
+    uint64_t landedMsg = 0;  // the message whose payload is at `landed`
+    const char* landed = nullptr;
+  };
+
+  // Finds where message `msg` in `slot` is to be read from: its slot, or, lent, wherever it
+  // is taken to. False while it cannot be taken: revoked by a sender that failed, or a
+  // cross-memory read that failed (the sender died); the run's deadline or the peer's death
+  // ends the wait.
+  bool land(SlotHeader* sh, uint64_t slot, uint64_t msg) {
+    Arrival& a = arrivals_[slot];
+    const uint32_t bytes = sh->wire.bytes;
+    LendNote* note = noteOf(sh);
+    char* to = payloadOf(sh, bytes);
+    if (note->state.load(std::memory_order_acquire) != kPayloadInSlot) {
+      if (a.postedMsg == msg && a.bytes == bytes) to = a.where;
+      uint32_t expect = kLent;
+      if (!note->state.compare_exchange_strong(expect, kTaking)) {
+        warnOnce("rank " + std::to_string(peerRank_) + " revoked a message it had lent");
+        return false;
+      }
+      Status st = crossMemoryRead(peerPid_, to, reinterpret_cast<const char*>(note->addr), bytes,
+                                  peerName());
+      if (!st.ok()) {
+        note->state.store(kRevoked);
+        warnOnce(st.toString());
+        return false;
+      }
+      note->state.store(kTaken, std::memory_order_seq_cst);
+      ringPeer();  // its sender may sleep until its memory is back
+    }
+    a.landedMsg = msg;
+    a.landed = to;
+    return true;
+  }
+  void warnOnce(const std::string& what) {
+    if (!warned_) LOG_WARN(kLogShm, "shm: %s", what.c_str());
+    warned_ = true;
+  }
+
   // Our store before this was seq_cst: the peer either sees it when it re-checks after
   // raising its doorbell's `sleeping`, or we see `sleeping` and wake it.
   void ringPeer() { peerBell_->ringAfterSeqCstStore(); }
 
   static char* payloadOf(SlotHeader* sh, uint32_t bytes) {
     return bytes <= kInlineBytes ? sh->inlinePayload : reinterpret_cast<char*>(sh + 1);
+  }
+  static LendNote* noteOf(SlotHeader* sh) { return reinterpret_cast<LendNote*>(sh->inlinePayload); }
+  static const LendNote* noteOf(const SlotHeader* sh) {
+    return reinterpret_cast<const LendNote*>(sh->inlinePayload);
   }
   std::string peerName() const { return "rank " + std::to_string(peerRank_); }
   Status checkRemote(const MemRef& remote, const char* what) const {
@@ -109,8 +244,26 @@ class ShmTransport::ShmConnection final : public Connection {
     return Status::Ok();
   }
 
+  // Lending pays where every rank sends and receives at once, as in an allgather: one copy
+  // instead of two on each core. Where a sender would otherwise idle, its copy into the slot
+  // runs beside the receiver's copy out, on the other core, and beats one cross-memory read
+  // (2-rank broadcast in place, 256 KiB-16 MiB: 1.1-1.7x slower lent; docs/performance.md).
+  // Point-to-point sends keep copying, so a send returns once its payload is in the slots.
+  static bool lendsFor(const WireHeader& h) { return h.coll == uint8_t(Collective::AllGather); }
+
+  // Whether the peer takes lent payloads; asked until it says yes (it does so at set-up, which
+  // it may finish after this rank), then remembered.
+  bool lends() {
+    if (!peerTakesLent_) peerTakesLent_ = out_->readerTakesLent.load(std::memory_order_acquire);
+    return peerTakesLent_;
+  }
+
   int peerRank_ = -1;
-  pid_t peerPid_ = 0;  // 0: no one-sided access to the peer
+  pid_t peerPid_ = 0;            // 0: no one-sided access to the peer
+  size_t lendBytes_ = SIZE_MAX;  // allgather blocks this large or larger are lent (setLendBytes)
+  bool peerTakesLent_ = false;
+  uint64_t postedUpTo_ = 0;  // reader side: the last message posted (RingControl::postedUpTo)
+  bool warned_ = false;
 
   uint64_t slots_, stride_;
   RingControl* out_;
@@ -120,6 +273,7 @@ class ShmTransport::ShmConnection final : public Connection {
   DoorbellWord* peerBell_;
   uint64_t head_ = 0, peerTail_ = 0, headSlot_ = 0;  // writer side: messages posted, ...
   uint64_t tail_ = 0, tailSlot_ = 0;                 // reader side: messages taken, ...
+  std::vector<Arrival> arrivals_;                    // reader side, by slot
 };
 
 Status ShmTransport::create(Bootstrap* bs, const std::vector<int>& hostOf, const ShmOptions& opts,
@@ -217,16 +371,24 @@ Status ShmTransport::attach(Bootstrap* bs, const std::vector<int>& hostOf, Deadl
       return Status::Internal("shm: segment header not initialised");
     conns_.resize(size);
     int oneSided = 0;
+    // A lender waits for its receiver to run; with more local ranks than CPUs that costs a
+    // context switch (4 ranks on 2 cores: allreduce of 256 KiB-2 MiB 1.2x slower lent).
+    const bool oversubscribed = localSize > std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
+    const size_t lendBytes = oversubscribed ? 0 : opts_.lendBytes;
     for (int r = 0; r < size; ++r) {
       if (localOf_[r] < 0 || r == rank_) continue;
       conns_[r] = std::make_unique<ShmConnection>(base_, localIndex_, localOf_[r]);
+      conns_[r]->setLendBytes(lendBytes);
       if (crossMemoryWorks(reports[r].pid, reports[r].probeAddr, kShmMagic)) {
         conns_[r]->enableOneSided(r, reports[r].pid);
         ++oneSided;
       }
     }
-    LOG_INFO(kLogShm, "rank %d: one-sided access (cross-memory attach) to %d of %d local peers",
-             rank_, oneSided, localSize - 1);
+    LOG_INFO(kLogShm,
+             "rank %d: one-sided access (cross-memory attach) to %d of %d local peers; payloads of "
+             "%zu bytes or more lent to those that can read this rank%s",
+             rank_, oneSided, localSize - 1, lendBytes,
+             lendBytes ? "" : " (none: CHORUS_SHM_LEND_BYTES=0, or more local ranks than CPUs)");
   }
   LOG_INFO(kLogShm, "rank %d: shm segment of %zu bytes, %d local ranks, %d slots of %zu bytes",
            rank_, bytes_, localSize, opts_.slots, opts_.slotBytes);

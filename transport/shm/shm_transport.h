@@ -17,6 +17,7 @@ namespace chorus {
 struct ShmOptions {
   size_t slotBytes = 128 << 10;
   int slots = 8;
+  size_t lendBytes = 512 << 10;  // CHORUS_SHM_LEND_BYTES: allgather blocks lent, not copied
 };
 
 class ShmTransport final : public Transport {

@@ -85,7 +85,7 @@ bool TcpConnection::postSend(const WireHeader& h, MemRef data, Completion* sent)
   return true;
 }
 
-bool TcpConnection::postReceive(uint64_t ahead, MemRef where, size_t bytes) {
+bool TcpConnection::postReceive(uint64_t ahead, MemRef where, size_t bytes, bool) {
   if (ahead >= slots_ || bytes > chunk_ || bytes < zeroCopyBytes_) return false;
   const uint64_t k = (recvTailLocal_ + ahead) % slots_;
   postBytes_[k].store(uint32_t(bytes), std::memory_order_relaxed);

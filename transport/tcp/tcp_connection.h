@@ -45,7 +45,7 @@ class TcpConnection final : public Connection {
   const WireHeader* peek(const void** payload) override;
   void release() override;
   uint64_t receiveWindow() const override { return zeroCopyBytes_ ? slots_ : 0; }
-  bool postReceive(uint64_t ahead, MemRef where, size_t bytes) override;
+  bool postReceive(uint64_t ahead, MemRef where, size_t bytes, bool streamed) override;
   void reclaimLent() override;
 
   // Executor side: the peer said goodbye on every stream and everything it sent has been
