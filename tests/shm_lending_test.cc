@@ -9,36 +9,13 @@
 #include <cstring>
 #include <vector>
 
-#include "bootstrap/bootstrap.h"
 #include "core/op_desc.h"
-#include "harness/multirank.h"
-#include "transport/shm/shm_transport.h"
+#include "harness/shm_pair.h"
 
 namespace chorus {
 namespace {
 
 constexpr uint32_t kBytes = 128 << 10;
-
-struct Pair {
-  std::unique_ptr<Bootstrap> bs;
-  Doorbell doorbell;
-  std::unique_ptr<ShmTransport> shm;
-  Connection* conn = nullptr;
-};
-
-bool connect(test::RankContext& ctx, Pair* p) {
-  const Deadline d = Deadline::after(30);
-  Status st = Bootstrap::connect(ctx.id, ctx.rank, ctx.size, d, &p->bs);
-  ShmOptions o;
-  o.lendBytes = 1 << 20;
-  if (st.ok()) st = ShmTransport::create(p->bs.get(), {0, 0}, o, &p->doorbell, d, &p->shm);
-  if (!st.ok()) {
-    ctx.report("set-up: %s", st.toString().c_str());
-    return false;
-  }
-  p->conn = p->shm->connection(1 - ctx.rank);
-  return true;
-}
 
 WireHeader header(uint32_t bytes) {
   WireHeader h{};
@@ -60,15 +37,13 @@ const char* next(Connection* c) {
   return static_cast<const char*>(payload);
 }
 
-char pattern(size_t i, int salt) {
-  return char((i * 131 + size_t(salt)) & 0xff);
-}
-
 // Rank 0 sends, rank 1 receives; a one-byte message is a cue between the steps.
 // Exit 77: the kernel refused cross-memory access here.
 int rankMain(test::RankContext& ctx) {
-  Pair p;
-  if (!connect(ctx, &p)) return 1;
+  test::ShmPair p;
+  ShmOptions o;
+  o.lendBytes = 1 << 20;
+  if (!test::connectShmPair(ctx, o, &p)) return 1;
   char cue = 1;
   if (!p.conn->receiveWindow()) {
     ctx.report("the kernel refuses cross-memory access between these processes");
@@ -85,13 +60,15 @@ int rankMain(test::RankContext& ctx) {
     const char* got = next(p.conn);
     if (got != dst.data()) return ctx.report("the lent payload did not land in place"), 1;
     for (size_t i = 0; i < kBytes; ++i)
-      if (dst[i] != pattern(i, 1)) return ctx.report("byte %zu of the landed payload", i), 1;
+      if (dst[i] != test::patternByte(i, 1))
+        return ctx.report("byte %zu of the landed payload", i), 1;
     p.conn->release();
     // 2. Not posted: copied through the slot, as before lending.
     got = next(p.conn);
     if (!got || got == dst.data()) return ctx.report("no unposted message"), 1;
     for (size_t i = 0; i < kBytes; ++i)
-      if (got[i] != pattern(i, 2)) return ctx.report("byte %zu of the copied payload", i), 1;
+      if (got[i] != test::patternByte(i, 2))
+        return ctx.report("byte %zu of the copied payload", i), 1;
     p.conn->release();
     // 3. Posted, then taken by a rank that only waits, before it looks.
     std::fill(dst.begin(), dst.end(), 0);
@@ -99,7 +76,7 @@ int rankMain(test::RankContext& ctx) {
     post(p.conn, &cue, 1, nullptr);
     next(p.conn);  // the sender's cue that it lent the payload
     p.conn->release();
-    for (Deadline d = Deadline::after(20); dst[kBytes - 1] != pattern(kBytes - 1, 3);) {
+    for (Deadline d = Deadline::after(20); dst[kBytes - 1] != test::patternByte(kBytes - 1, 3);) {
       if (d.expired()) return ctx.report("takeLent never took the payload"), 1;
       p.conn->takeLent();
     }
@@ -115,7 +92,7 @@ int rankMain(test::RankContext& ctx) {
   }
   std::vector<char> src(kBytes);
   auto fill = [&](int salt) {
-    for (size_t i = 0; i < kBytes; ++i) src[i] = pattern(i, salt);
+    for (size_t i = 0; i < kBytes; ++i) src[i] = test::patternByte(i, salt);
   };
   Completion sent;
   // 1.

@@ -8,34 +8,12 @@
 #include <cstring>
 #include <vector>
 
-#include "bootstrap/bootstrap.h"
-#include "harness/multirank.h"
-#include "transport/shm/shm_transport.h"
+#include "harness/shm_pair.h"
 
 namespace chorus {
 namespace {
 
 constexpr size_t kBytes = 1 << 20;  // several pages, so the kernel may split the copy
-
-struct Pair {
-  std::unique_ptr<Bootstrap> bs;
-  Doorbell doorbell;
-  std::unique_ptr<ShmTransport> shm;
-  Connection* conn = nullptr;
-};
-
-bool connect(test::RankContext& ctx, Pair* p) {
-  const Deadline d = Deadline::after(30);
-  Status st = Bootstrap::connect(ctx.id, ctx.rank, ctx.size, d, &p->bs);
-  if (st.ok())
-    st = ShmTransport::create(p->bs.get(), {0, 0}, ShmOptions{}, &p->doorbell, d, &p->shm);
-  if (!st.ok()) {
-    ctx.report("set-up: %s", st.toString().c_str());
-    return false;
-  }
-  p->conn = p->shm->connection(1 - ctx.rank);
-  return true;
-}
 
 WireHeader header(uint32_t bytes) {
   WireHeader h{};
@@ -54,18 +32,14 @@ void receiveBlob(Connection* c, void* out, size_t bytes) {
   c->release();
 }
 
-char pattern(size_t i, int salt) {
-  return char((i * 131 + size_t(salt)) & 0xff);
-}
-
 // Exit 77: the kernel refused cross-memory access here (reported, then skipped by the parent).
 int rankMain(test::RankContext& ctx) {
-  Pair p;
-  if (!connect(ctx, &p)) return 1;
+  test::ShmPair p;
+  if (!test::connectShmPair(ctx, ShmOptions{}, &p)) return 1;
   if (ctx.rank == 1) {
     // The target: [0, half) is written by the peer's put, [half, kBytes) read by its get.
     std::vector<char> buf(kBytes, 0);
-    for (size_t i = kBytes / 2; i < kBytes; ++i) buf[i] = pattern(i, 2);
+    for (size_t i = kBytes / 2; i < kBytes; ++i) buf[i] = test::patternByte(i, 2);
     MemRef remote;
     Status st = p.shm->registerMemory(MemRef::host(buf.data()), kBytes, &remote);
     if (!st.ok()) return ctx.report("register: %s", st.toString().c_str()), 1;
@@ -74,7 +48,7 @@ int rankMain(test::RankContext& ctx) {
     receiveBlob(p.conn, &done, 1);
     if (done != 1) return 77;  // the peer could not reach us
     for (size_t i = 0; i < kBytes / 2; ++i)
-      if (buf[i] != pattern(i, 1)) return ctx.report("byte %zu not put", i), 1;
+      if (buf[i] != test::patternByte(i, 1)) return ctx.report("byte %zu not put", i), 1;
     return 0;
   }
   MemRef remote;
@@ -86,13 +60,13 @@ int rankMain(test::RankContext& ctx) {
     return 77;
   }
   std::vector<char> src(kBytes / 2), got(kBytes / 2);
-  for (size_t i = 0; i < src.size(); ++i) src[i] = pattern(i, 1);
+  for (size_t i = 0; i < src.size(); ++i) src[i] = test::patternByte(i, 1);
   Completion c;
   Status st = p.conn->put(MemRef::host(src.data()), remote, src.size(), &c);
   if (st.ok()) st = p.conn->get(MemRef::host(got.data()), remote + kBytes / 2, got.size(), &c);
   if (!st.ok()) return ctx.report("%s", st.toString().c_str()), 1;
   for (size_t i = 0; i < got.size(); ++i)
-    if (got[i] != pattern(i + kBytes / 2, 2)) return ctx.report("byte %zu not got", i), 1;
+    if (got[i] != test::patternByte(i + kBytes / 2, 2)) return ctx.report("byte %zu not got", i), 1;
   // Misuse is refused with a reason: a reference the peer did not register, and memory the
   // peer does not have.
   MemRef forged = remote;
