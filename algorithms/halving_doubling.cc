@@ -12,6 +12,7 @@
 // recursive_halving reduce_scatter and recursive_doubling allgather: each half of the above.
 #include "algorithms/algorithms.h"
 #include "algorithms/builder.h"
+#include "algorithms/ring_phases.h"
 
 namespace chorus {
 
@@ -58,38 +59,17 @@ Schedule rabenseifnerAllReduce(const OpDesc& d, int rank, int size) {
   }
   const Fold f = Fold::of(rank, size);
   if (f.virt < 0) return sitOutAllReduce(b, d, f);
-  const int p2 = f.p2, v = f.virt;
-  auto B = [&](int k) { return segmentStart(n, p2, k); };
-  BufRef cur = input();
-  int prev = -1;
+  Group virt{{}, f.virt};  // the p2 ranks left after folding, by virtual rank
+  for (int v = 0; v < f.p2; v++) virt.ranks.push_back(f.real(v));
+  BufRef src = input();
+  int ready = -1;
   if (f.partner >= 0) {
-    prev = b.recvReduce(f.partner, input(), output(), n);
-    cur = output();
+    ready = b.recvReduce(f.partner, input(), output(), n);
+    src = output();
   }
-  std::vector<int> rsSend(p2, -1);  // by mask
-  int lo = 0, hi = p2;
-  for (int mask = p2 / 2; mask >= 1; mask /= 2) {
-    const int peer = f.real(v ^ mask), mid = lo + mask;
-    const bool upper = v & mask;
-    const int klo = upper ? mid : lo, khi = upper ? hi : mid;  // kept
-    const int glo = upper ? lo : mid, ghi = upper ? mid : hi;  // given away
-    rsSend[mask] = b.send(peer, cur + B(glo), B(ghi) - B(glo), {prev});
-    prev = b.recvReduce(peer, cur + B(klo), output(B(klo)), B(khi) - B(klo), {prev});
-    lo = klo;
-    hi = khi;
-    cur = output();
-  }
-  int lastSend = -1, lastRecv = prev;
-  for (int mask = 1; mask < p2; mask <<= 1) {
-    const int peer = f.real(v ^ mask);
-    const int plo = (v & mask) ? lo - mask : hi, phi = plo + mask;
-    lastSend = b.send(peer, output(B(lo)), B(hi) - B(lo), {lastRecv, lastSend});
-    // That range is what this rank gave away in the halving round of the same mask.
-    lastRecv = b.recv(peer, output(B(plo)), B(phi) - B(plo), {rsSend[mask]});
-    lo = std::min(lo, plo);
-    hi = std::max(hi, phi);
-  }
-  if (f.partner >= 0) b.send(f.partner, output(), n, {lastSend, lastRecv});
+  const HalvingPhase halving = halvingReduceScatterPhase(b, virt, src, output(), n, ready);
+  const int done = doublingAllGatherPhase(b, virt, output(), n, halving);
+  if (f.partner >= 0) b.send(f.partner, output(), n, {done});
   return b.take();
 }
 

@@ -104,7 +104,8 @@ Schedule hierarchicalSlicedAllReduce(const OpDesc& d, int rank, int size,
     const Group cross = stridedHosts(layout, host, local.me, 1);
     std::vector<HalvingPhase> halving(K);
     for (int k = 0; k < K; ++k)
-      halving[k] = halvingReduceScatterPhase(b, cross, output(ownAt(k)), ownLen(k), ready[k]);
+      halving[k] = halvingReduceScatterPhase(b, cross, output(ownAt(k)), output(ownAt(k)),
+                                             ownLen(k), ready[k]);
     for (int k = 0; k < K; ++k)
       ready[k] = doublingAllGatherPhase(b, cross, output(ownAt(k)), ownLen(k), halving[k]);
   } else if (H > 1) {

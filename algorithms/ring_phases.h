@@ -33,17 +33,18 @@ RingPhase ringReduceScatterPhase(Builder& b, const Group& g, BufRef src, BufRef 
 int ringAllGatherPhase(Builder& b, const Group& g, BufRef buf, uint64_t n, int ready,
                        const std::vector<int>& sendOf, bool join);
 
-// An allreduce of buf[0, n) in place by recursive halving, then doubling, over a group whose
-// size is a power of two (halving_doubling_phase.cc). The reduce-scatter waits for `ready`;
-// the allgather returns a step that waits for all of it.
+// An allreduce of n elements by recursive halving, then doubling, over a group whose size is a
+// power of two (halving_doubling_phase.cc). The reduce-scatter reads src in its first round,
+// leaves its results in dst (src == dst: in place) and waits for `ready`; the allgather
+// completes dst and returns a step that waits for all of it.
 struct HalvingPhase {
   int done = -1;              // the last reduce
   int lo = 0, hi = 0;         // the segments [lo, hi) this member holds finished
   std::vector<int> gaveAway;  // by round mask: the send of the range given away then
 };
-HalvingPhase halvingReduceScatterPhase(Builder& b, const Group& g, BufRef buf, uint64_t n,
-                                       int ready);
-int doublingAllGatherPhase(Builder& b, const Group& g, BufRef buf, uint64_t n,
+HalvingPhase halvingReduceScatterPhase(Builder& b, const Group& g, BufRef src, BufRef dst,
+                                       uint64_t n, int ready);
+int doublingAllGatherPhase(Builder& b, const Group& g, BufRef dst, uint64_t n,
                            const HalvingPhase& halving);
 
 }  // namespace chorus
