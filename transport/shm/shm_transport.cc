@@ -118,7 +118,8 @@ class ShmTransport::ShmConnection final : public Connection {
   uint64_t receiveWindow() const override { return peerPid_ ? slots_ : 0; }
   // Declined for a call that streams its output: the kernel's copy would go through the caches.
   bool postReceive(uint64_t ahead, MemRef where, size_t bytes, bool streamed) override {
-    if (streamed || lendBytes_ == SIZE_MAX) return false;
+    // Inline payloads are never lent: posting one would only publish postedUpTo for nothing.
+    if (streamed || lendBytes_ == SIZE_MAX || bytes <= kInlineBytes) return false;
     Arrival& a = arrivals_[(tailSlot_ + ahead) % slots_];
     a.postedMsg = tail_ + 1 + ahead;
     a.where = where.ptr;
