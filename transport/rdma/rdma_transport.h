@@ -102,6 +102,7 @@ class RdmaTransport final : public Transport {
   Status exchange(Bootstrap* bs, Deadline deadline);
   size_t slotBytes() const { return kHeaderBytes + opts_.chunkBytes; }
   void threadMain();
+  bool writesInFlight() const;  // any data or control write posted and not yet finished
   void handle(const RdmaEvent& e);
   void flushCredits(RdmaConnection& c);
   void sayGoodbye();
