@@ -161,6 +161,20 @@ TEST(RdmaOptions, BadSettingsAreRefusedByName) {
   EXPECT_TRUE(Config{}.validate().ok());
 }
 
+TEST(RdmaOptions, SlotsFollowThePeerCountUnlessSet) {
+  RdmaOptions o;  // slots 0: sized by peer count
+  const size_t slot = 64 + (512 << 10);
+  EXPECT_EQ(o.slotsFor(1, slot), 64);  // the most
+  EXPECT_EQ(o.slotsFor(2, slot), 63);  // 64 MiB of FIFO over 2 peers
+  EXPECT_EQ(o.slotsFor(4, slot), 31);
+  EXPECT_EQ(o.slotsFor(8, slot), 16);  // the fewest, as before
+  EXPECT_EQ(o.slotsFor(1000, slot), 16);
+  EXPECT_EQ(o.slotsFor(1, 64 + (16 << 20)), 16);  // large chunks stay at the fewest
+  o.slots = 5;
+  EXPECT_EQ(o.slotsFor(1, slot), 5);
+  EXPECT_EQ(o.slotsFor(1000, slot), 5);
+}
+
 TEST(RdmaOptions, NcclNetNamesMapOntoChorusNet) {
   setenv("NCCL_NET", "IB", 1);
   setenv("NCCL_IB_HCA", "=mlx5_0:1", 1);

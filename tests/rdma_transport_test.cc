@@ -81,6 +81,31 @@ INSTANTIATE_TEST_SUITE_P(Netns, OfiMultiHost,
                                   std::to_string(l.hosts) + "hosts_x" + std::to_string(l.perHost);
                          });
 
+// Each receiver sizes its own FIFOs (CHORUS_RDMA_SLOTS, 0: by peer count) and tells its
+// senders: ranks that chose 2, 5, 16 and 0 slots still carry every collective.
+TEST(OfiFifoDepth, EachReceiverChoosesItsOwnSlots) {
+  NetnsHosts net(4);
+  if (!net.ok()) GTEST_SKIP() << net.whyNot();
+  const RankSetup hosts = ofiHosts(net, 1, "30");
+  auto results = runRanks(
+      4,
+      [](RankContext& ctx) {
+        auto comm = ctx.connect();
+        if (!comm) return 1;
+        if (int bad = expectOfi(ctx, *comm)) return bad;
+        for (Coll c : {Coll::AllReduce, Coll::AllGather, Coll::AllToAll, Coll::SendRecv})
+          if (runAllCases(*comm, c, reportTo, &ctx)) return 1;
+        return 0;
+      },
+      120,
+      [&hosts](int rank) {
+        static const char* kSlots[] = {"2", "5", "16", "0"};
+        setenv("CHORUS_RDMA_SLOTS", kSlots[rank], 1);
+        return hosts(rank);
+      });
+  EXPECT_EQ(describeFailures(results), "");
+}
+
 // Cut host 1's link while large allreduces run: every rank reports an error, nobody hangs.
 TEST(OfiFaults, LinkCutGivesErrorsOnEveryRank) {
   NetnsHosts net(2);

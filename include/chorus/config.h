@@ -66,7 +66,8 @@ struct Config {
   int ibTrafficClass = 0;               // CHORUS_IB_TC: RoCE traffic class
   int rdmaLanes = 2;                    // CHORUS_RDMA_LANES: queue pairs per peer, 1..16
   size_t rdmaChunkBytes = 512 << 10;    // CHORUS_RDMA_CHUNK_BYTES: largest message
-  int rdmaSlots = 16;                   // CHORUS_RDMA_SLOTS: messages in flight per peer and way
+  int rdmaSlots = 0;                    // CHORUS_RDMA_SLOTS: messages in flight from each peer;
+                                        // 0: 16-64 by peer count (RdmaOptions::slotsFor)
   size_t rdmaZeroCopyBytes = 64 << 10;  // CHORUS_RDMA_ZERO_COPY_BYTES: written straight from the
                                         // caller's buffer from this size on; 0 copies all
 

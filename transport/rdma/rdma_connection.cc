@@ -11,17 +11,17 @@ namespace chorus {
 
 void* writeContext(int kind, int peer, int slot);  // rdma_transport.cc
 
-RdmaConnection::RdmaConnection(RdmaTransport* transport, int peer, int slots)
+RdmaConnection::RdmaConnection(RdmaTransport* transport, int peer, int sendSlots, int receiveSlots)
     : t_(transport),
       peer_(peer),
-      slots_(slots),
-      send_(slots),
-      receive_(slots),
-      doneSeq_(new std::atomic<int64_t>[size_t(slots)]),
-      busy_(new std::atomic<uint8_t>[size_t(slots)]),
-      postedSeq_(new uint64_t[size_t(slots)]()),
-      lentRegion_(new std::atomic<const RdmaRegion*>[size_t(slots)]) {
-  for (int s = 0; s < slots; ++s) {
+      slots_(sendSlots),
+      send_(sendSlots),
+      receive_(receiveSlots),
+      doneSeq_(new std::atomic<int64_t>[size_t(sendSlots)]),
+      busy_(new std::atomic<uint8_t>[size_t(sendSlots)]),
+      postedSeq_(new uint64_t[size_t(sendSlots)]()),
+      lentRegion_(new std::atomic<const RdmaRegion*>[size_t(sendSlots)]) {
+  for (int s = 0; s < sendSlots; ++s) {
     doneSeq_[size_t(s)].store(-1);
     busy_[size_t(s)].store(0);
     lentRegion_[size_t(s)].store(nullptr);

@@ -71,8 +71,8 @@ TransportEntry rdmaEntry(const char* name, int priority) {
   e.canReach = [](const JobShape&, int, int, MemoryKind kind) { return kind == MemoryKind::Host; };
   e.chunkBytes = [](const Config& c) { return c.rdmaChunkBytes; };
   e.mustAgree = [](const Config& c) {
+    // Not CHORUS_RDMA_SLOTS: each receiver sizes its own FIFOs and tells its senders.
     return "CHORUS_NET=" + c.net + " CHORUS_RDMA_CHUNK_BYTES=" + std::to_string(c.rdmaChunkBytes) +
-           " CHORUS_RDMA_SLOTS=" + std::to_string(c.rdmaSlots) +
            " CHORUS_RDMA_LANES=" + std::to_string(c.rdmaLanes);
   };
   return e;

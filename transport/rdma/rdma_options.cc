@@ -1,5 +1,7 @@
 #include "transport/rdma/rdma_options.h"
 
+#include <algorithm>
+
 namespace chorus {
 
 RdmaOptions RdmaOptions::fromConfig(const Config& c) {
@@ -18,6 +20,13 @@ RdmaOptions RdmaOptions::fromConfig(const Config& c) {
   return o;
 }
 
+int RdmaOptions::slotsFor(size_t peers, size_t slotBytes) const {
+  if (slots) return slots;
+  constexpr size_t kBudget = size_t(64) << 20, kFewest = 16, kMost = 64;
+  const size_t fit = kBudget / (std::max<size_t>(peers, 1) * slotBytes);
+  return int(std::clamp(fit, kFewest, kMost));
+}
+
 Status RdmaOptions::validate() const {
   if (net != "auto" && net != "ib" && net != "ofi" && net != "socket")
     return Status::InvalidArgument("CHORUS_NET='" + net +
@@ -28,9 +37,9 @@ Status RdmaOptions::validate() const {
     return Status::InvalidArgument(
         "CHORUS_RDMA_CHUNK_BYTES must be a multiple of 64 between 4 KiB and 1 GiB, not " +
         std::to_string(chunkBytes));
-  if (slots < 2 || slots > kMaxSlots)
-    return Status::InvalidArgument("CHORUS_RDMA_SLOTS must be 2.." + std::to_string(kMaxSlots) +
-                                   ", not " + std::to_string(slots));
+  if (slots != 0 && (slots < 2 || slots > kMaxSlots))
+    return Status::InvalidArgument("CHORUS_RDMA_SLOTS must be 0 (sized by peer count) or 2.." +
+                                   std::to_string(kMaxSlots) + ", not " + std::to_string(slots));
   if (ibGidIndex < -1 || ibGidIndex > 255)
     return Status::InvalidArgument("CHORUS_IB_GID_INDEX must be -1 (pick) or 0..255, not " +
                                    std::to_string(ibGidIndex));

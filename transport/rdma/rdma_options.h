@@ -19,12 +19,17 @@ struct RdmaOptions {
   std::string ifname;  // CHORUS_SOCKET_IFNAME: picks the interface of IP providers
   int lanes = 2;
   size_t chunkBytes = 512 << 10;
-  int slots = 16;
+  int slots = 0;  // 0: each receiver sizes its FIFOs from its peer count (slotsFor)
   size_t zeroCopyBytes = 64 << 10;
   double timeoutSec = 300;
 
   // The most slots a peer may have: a write's immediate data names its slot in 8 bits.
   static constexpr int kMaxSlots = 256;
+
+  // Messages in flight from each of `peers` senders: `slots` where set, else as many as a
+  // 64 MiB budget of FIFO allows, 16 to 64 (a few peers get the depth that pays between hosts,
+  // a thousand cost what 16 always did).
+  int slotsFor(size_t peers, size_t slotBytes) const;
 
   static RdmaOptions fromConfig(const Config& config);
   Status validate() const;

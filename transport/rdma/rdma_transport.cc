@@ -18,7 +18,7 @@ namespace {
 // What every rank publishes about itself for each rank q: where q writes its messages and its
 // control words. Zero where q is not a peer.
 struct RemoteRecord {
-  uint64_t fifoAddr, fifoKey, ctrlAddr, ctrlKey;
+  uint64_t fifoAddr, fifoKey, ctrlAddr, ctrlKey, slots;
 };
 
 enum class WriteKind : uint64_t { kData = 1, kCredit = 2, kGoodbye = 3 };
@@ -47,50 +47,72 @@ Status RdmaTransport::create(Bootstrap* bs, const std::vector<bool>& reach,
                                " ranks");
   if (!t->peers_.empty() && !t->nic_)
     return Status::Internal(std::string(name) + ": peers to reach but no NIC opened");
-  Status local = t->peers_.empty() ? Status::Ok() : t->allocate(bs);
+  Status local = t->peers_.empty() ? Status::Ok() : t->allocate();
   // Every rank takes part in the exchange, a failed one too, so that the others do not wait
   // for it until their deadline: it publishes nothing and fails after.
-  Status st = t->exchange(bs, deadline);
+  std::vector<RdmaRemote> remotes;
+  Status st = t->exchange(bs, deadline, &remotes);
   CHORUS_RETURN_IF_ERROR(local);
   CHORUS_RETURN_IF_ERROR(st);
+  CHORUS_RETURN_IF_ERROR(t->connectPeers(remotes));
   if (!t->peers_.empty()) t->thread_ = std::thread([p = t.get()] { p->threadMain(); });
   *out = std::move(t);
   return Status::Ok();
 }
 
-Status RdmaTransport::allocate(Bootstrap* bs) {
-  (void)bs;
+Status RdmaTransport::allocateSpan(Span* s, size_t bytes, const char* what) {
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED)
+    return Status::FromErrno(errno, std::string(name_) + ": allocating " + std::to_string(bytes) +
+                                        " bytes for the " + what);
+  s->base = static_cast<char*>(p);
+  s->bytes = bytes;
+  return nic_->registerMemory(p, bytes, &s->region)
+      .withContext(std::string(name_) + " (" + nic_->describe() + "): the " + what);
+}
+
+Status RdmaTransport::allocate() {
   copyOnly_ = nic_->registrationPins() || nic_->maxGather() < 2;
   cache_ = std::make_unique<RegistrationCache>(
       [nic = nic_.get()](void* p, size_t bytes, std::unique_ptr<RdmaRegion>* r) {
         return nic->registerMemory(p, bytes, r);
       },
       64);
-  const size_t ring = size_t(opts_.slots) * slotBytes();
-  auto make = [&](Span* s, size_t bytes, const char* what) -> Status {
-    void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
-      return Status::FromErrno(errno, std::string(name_) + ": allocating " + std::to_string(bytes) +
-                                          " bytes for the " + what);
-    s->base = static_cast<char*>(p);
-    s->bytes = bytes;
-    return nic_->registerMemory(p, bytes, &s->region)
-        .withContext(std::string(name_) + " (" + nic_->describe() + "): the " + what);
-  };
-  CHORUS_RETURN_IF_ERROR(make(&fifos_, ring * peers_.size(), "receive FIFOs"));
-  CHORUS_RETURN_IF_ERROR(make(&staging_, ring * peers_.size(), "staging rings"));
-  CHORUS_RETURN_IF_ERROR(make(&ctrl_, kCtrlBytes * size_t(size_), "control words"));
-  CHORUS_RETURN_IF_ERROR(make(&sources_, kCtrlBytes * size_t(size_), "control sources"));
+  receiveSlots_ = opts_.slotsFor(peers_.size(), slotBytes());
+  const size_t ring = size_t(receiveSlots_) * slotBytes();
+  CHORUS_RETURN_IF_ERROR(allocateSpan(&fifos_, ring * peers_.size(), "receive FIFOs"));
+  CHORUS_RETURN_IF_ERROR(allocateSpan(&ctrl_, kCtrlBytes * size_t(size_), "control words"));
+  return allocateSpan(&sources_, kCtrlBytes * size_t(size_), "control sources");
+}
+
+// After the exchange, which told each sender how deep its peer's FIFO is.
+Status RdmaTransport::connectPeers(const std::vector<RdmaRemote>& remotes) {
+  if (peers_.empty()) return Status::Ok();
+  size_t staged = 0;
+  for (int q : peers_) staged += size_t(remotes[size_t(q)].slots) * slotBytes();
+  CHORUS_RETURN_IF_ERROR(allocateSpan(&staging_, staged, "staging rings"));
+  const size_t ring = size_t(receiveSlots_) * slotBytes();
+  char* stage = staging_.base;
   for (size_t i = 0; i < peers_.size(); ++i) {
-    auto c = std::make_unique<RdmaConnection>(this, peers_[i], opts_.slots);
+    const RdmaRemote& r = remotes[size_t(peers_[i])];
+    auto c = std::make_unique<RdmaConnection>(this, peers_[i], int(r.slots), receiveSlots_);
+    c->remote_ = r;
     c->fifo_ = fifos_.base + i * ring;
-    c->staging_ = staging_.base + i * ring;
+    c->staging_ = stage;
+    stage += size_t(r.slots) * slotBytes();
     conns_[size_t(peers_[i])] = std::move(c);
   }
+  LOG_INFO(kLogNet,
+           "rank %d: %s over %s to %zu peer(s): %d lane(s), %zu-byte chunks, %d slots per peer "
+           "to receive, %s",
+           rank_, name_, nic_->describe().c_str(), peers_.size(), opts_.lanes, opts_.chunkBytes,
+           receiveSlots_,
+           copyOnly_ ? "payloads copied through registered staging"
+                     : "large payloads written from the caller's buffers");
   return Status::Ok();
 }
 
-Status RdmaTransport::exchange(Bootstrap* bs, Deadline deadline) {
+Status RdmaTransport::exchange(Bootstrap* bs, Deadline deadline, std::vector<RdmaRemote>* remotes) {
   std::vector<uint8_t> blob;
   Status st;
   if (fifos_.region) {
@@ -102,11 +124,13 @@ Status RdmaTransport::exchange(Bootstrap* bs, Deadline deadline) {
       memcpy(blob.data(), &n, 4);
       memcpy(blob.data() + 4, desc.data(), desc.size());
       auto* table = reinterpret_cast<RemoteRecord*>(blob.data() + 4 + desc.size());
-      for (int q : peers_) {
-        const RdmaConnection& c = *conns_[size_t(q)];
+      const size_t ring = size_t(receiveSlots_) * slotBytes();
+      for (size_t i = 0; i < peers_.size(); ++i) {
+        const int q = peers_[i];
         char* ctrl = ctrl_.base + kCtrlBytes * size_t(q);
-        RemoteRecord r{fifos_.region->remoteAddress(c.fifo_), fifos_.region->key(),
-                       ctrl_.region->remoteAddress(ctrl), ctrl_.region->key()};
+        RemoteRecord r{fifos_.region->remoteAddress(fifos_.base + i * ring), fifos_.region->key(),
+                       ctrl_.region->remoteAddress(ctrl), ctrl_.region->key(),
+                       uint64_t(receiveSlots_)};
         memcpy(&table[q], &r, sizeof r);
       }
     }
@@ -133,15 +157,14 @@ Status RdmaTransport::exchange(Bootstrap* bs, Deadline deadline) {
     CHORUS_RETURN_IF_ERROR(nic_->connect(q, theirs + 4, n).withContext(name_));
     RemoteRecord r;
     memcpy(&r, theirs + 4 + n + sizeof(RemoteRecord) * size_t(rank_), sizeof r);
-    conns_[size_t(q)]->remote_ = {r.fifoAddr, r.fifoKey, r.ctrlAddr, r.ctrlKey};
+    if (r.slots < 2 || r.slots > uint64_t(RdmaOptions::kMaxSlots))
+      return Status::RemoteError(std::string(name_) + ": rank " + std::to_string(q) +
+                                 " published a FIFO of " + std::to_string(r.slots) +
+                                 " slots for rank " + std::to_string(rank_) + "; expected 2.." +
+                                 std::to_string(RdmaOptions::kMaxSlots));
+    remotes->resize(size_t(size_));
+    (*remotes)[size_t(q)] = {r.fifoAddr, r.fifoKey, r.ctrlAddr, r.ctrlKey, r.slots};
   }
-  if (!peers_.empty())
-    LOG_INFO(kLogNet,
-             "rank %d: %s over %s to %zu peer(s): %d lane(s), %zu-byte chunks, %d slots, %s", rank_,
-             name_, nic_->describe().c_str(), peers_.size(), opts_.lanes, opts_.chunkBytes,
-             opts_.slots,
-             copyOnly_ ? "payloads copied through registered staging"
-                       : "large payloads written from the caller's buffers");
   return Status::Ok();
 }
 

@@ -40,11 +40,13 @@ class RdmaTransport;
 struct RdmaRemote {
   uint64_t fifoAddr = 0, fifoKey = 0;  // the peer's FIFO for this rank, slot 0
   uint64_t ctrlAddr = 0, ctrlKey = 0;  // the peer's control words for this rank
+  uint64_t slots = 0;                  // that FIFO's slots: the peer chose them
 };
 
 class RdmaConnection final : public Connection {
  public:
-  RdmaConnection(RdmaTransport* transport, int peer, int slots);
+  // `sendSlots`: the peer's FIFO for this rank; `receiveSlots`: this rank's FIFO for the peer.
+  RdmaConnection(RdmaTransport* transport, int peer, int sendSlots, int receiveSlots);
   bool postSend(const WireHeader& h, MemRef data, Completion* sent) override;
   bool test(const Completion& c) const override;
   const WireHeader* peek(const void** payload) override;
@@ -58,7 +60,7 @@ class RdmaConnection final : public Connection {
 
   RdmaTransport* t_;
   const int peer_;
-  const int slots_;
+  const int slots_;  // sending: the peer's FIFO slots, by which the arrays below go
   RdmaRemote remote_;
   char* fifo_ = nullptr;     // this rank's FIFO for the peer's messages
   char* staging_ = nullptr;  // this rank's ring of outgoing headers and copied payloads
@@ -97,9 +99,21 @@ class RdmaTransport final : public Transport {
   static constexpr size_t kHeaderBytes = 64;  // the header's part of a slot; payload after it
   static constexpr size_t kCtrlBytes = 16;    // per peer: a credit target, a goodbye word
 
+  // Registered memory: FIFOs and staging rings (one span each, per peer in `peers_` order),
+  // control words (kCtrlBytes per rank) and the sources of control writes.
+  struct Span {
+    char* base = nullptr;
+    size_t bytes = 0;
+    std::unique_ptr<RdmaRegion> region;
+  };
+
   RdmaTransport() = default;
-  Status allocate(Bootstrap* bs);
-  Status exchange(Bootstrap* bs, Deadline deadline);
+  Status allocate();
+  // Publishes this rank's FIFOs and endpoints, connects to the peers' and learns theirs.
+  Status exchange(Bootstrap* bs, Deadline deadline, std::vector<RdmaRemote>* remotes);
+  // Staging rings as deep as each peer's FIFO, and the connections.
+  Status connectPeers(const std::vector<RdmaRemote>& remotes);
+  Status allocateSpan(Span* s, size_t bytes, const char* what);
   size_t slotBytes() const { return kHeaderBytes + opts_.chunkBytes; }
   void threadMain();
   bool writesInFlight() const;  // any data or control write posted and not yet finished
@@ -119,15 +133,9 @@ class RdmaTransport final : public Transport {
   std::vector<std::unique_ptr<RdmaConnection>> conns_;  // by rank; null where not reached
   std::vector<int> peers_;
   bool copyOnly_ = true;  // the provider pins pages: never lend the caller's memory
+  int receiveSlots_ = 0;  // per peer, in this rank's FIFOs (RdmaOptions::slotsFor)
   std::unique_ptr<RegistrationCache> cache_;
 
-  // Registered memory: FIFOs and staging rings (one span each, per peer in `peers_` order),
-  // control words (kCtrlBytes per rank) and the sources of control writes.
-  struct Span {
-    char* base = nullptr;
-    size_t bytes = 0;
-    std::unique_ptr<RdmaRegion> region;
-  };
   Span fifos_, staging_, ctrl_, sources_;
 
   std::thread thread_;
