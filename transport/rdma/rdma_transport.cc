@@ -91,13 +91,12 @@ Status RdmaTransport::connectPeers(const std::vector<RdmaRemote>& remotes) {
   size_t staged = 0;
   for (int q : peers_) staged += size_t(remotes[size_t(q)].slots) * slotBytes();
   CHORUS_RETURN_IF_ERROR(allocateSpan(&staging_, staged, "staging rings"));
-  const size_t ring = size_t(receiveSlots_) * slotBytes();
   char* stage = staging_.base;
   for (size_t i = 0; i < peers_.size(); ++i) {
     const RdmaRemote& r = remotes[size_t(peers_[i])];
     auto c = std::make_unique<RdmaConnection>(this, peers_[i], int(r.slots), receiveSlots_);
     c->remote_ = r;
-    c->fifo_ = fifos_.base + i * ring;
+    c->fifo_ = fifoOf(i);
     c->staging_ = stage;
     stage += size_t(r.slots) * slotBytes();
     conns_[size_t(peers_[i])] = std::move(c);
@@ -124,11 +123,10 @@ Status RdmaTransport::exchange(Bootstrap* bs, Deadline deadline, std::vector<Rdm
       memcpy(blob.data(), &n, 4);
       memcpy(blob.data() + 4, desc.data(), desc.size());
       auto* table = reinterpret_cast<RemoteRecord*>(blob.data() + 4 + desc.size());
-      const size_t ring = size_t(receiveSlots_) * slotBytes();
       for (size_t i = 0; i < peers_.size(); ++i) {
         const int q = peers_[i];
         char* ctrl = ctrl_.base + kCtrlBytes * size_t(q);
-        RemoteRecord r{fifos_.region->remoteAddress(fifos_.base + i * ring), fifos_.region->key(),
+        RemoteRecord r{fifos_.region->remoteAddress(fifoOf(i)), fifos_.region->key(),
                        ctrl_.region->remoteAddress(ctrl), ctrl_.region->key(),
                        uint64_t(receiveSlots_)};
         memcpy(&table[q], &r, sizeof r);
@@ -144,6 +142,7 @@ Status RdmaTransport::exchange(Bootstrap* bs, Deadline deadline, std::vector<Rdm
   std::vector<uint8_t> all(size_t(most) * size_t(size_));
   if (most) CHORUS_RETURN_IF_ERROR(bs->allgather(blob.data(), most, all.data(), deadline));
   CHORUS_RETURN_IF_ERROR(st);
+  remotes->resize(size_t(size_));
   for (int q : peers_) {
     const uint8_t* theirs = all.data() + size_t(most) * size_t(q);
     uint32_t n = 0;
@@ -162,7 +161,6 @@ Status RdmaTransport::exchange(Bootstrap* bs, Deadline deadline, std::vector<Rdm
                                  " published a FIFO of " + std::to_string(r.slots) +
                                  " slots for rank " + std::to_string(rank_) + "; expected 2.." +
                                  std::to_string(RdmaOptions::kMaxSlots));
-    remotes->resize(size_t(size_));
     (*remotes)[size_t(q)] = {r.fifoAddr, r.fifoKey, r.ctrlAddr, r.ctrlKey, r.slots};
   }
   return Status::Ok();

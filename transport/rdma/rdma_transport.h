@@ -115,6 +115,8 @@ class RdmaTransport final : public Transport {
   Status connectPeers(const std::vector<RdmaRemote>& remotes);
   Status allocateSpan(Span* s, size_t bytes, const char* what);
   size_t slotBytes() const { return kHeaderBytes + opts_.chunkBytes; }
+  // This rank's FIFO for the i-th of `peers_`.
+  char* fifoOf(size_t i) const { return fifos_.base + i * size_t(receiveSlots_) * slotBytes(); }
   void threadMain();
   bool writesInFlight() const;  // any data or control write posted and not yet finished
   void handle(const RdmaEvent& e);
