@@ -113,13 +113,6 @@ int OfiNic::maxGather() const {
   return int(n > 16 ? 16 : n);
 }
 
-size_t OfiNic::orderedWriteBytes() const {
-  // What the provider says of itself: asking for the order in the hints would filter out
-  // providers that lack it, and the transport does without.
-  if (!(info_->tx_attr->msg_order & FI_ORDER_WAW)) return 0;
-  return info_->ep_attr->max_order_waw_size;
-}
-
 Status OfiNic::fail(const char* call, int ret) const {
   return Status::SystemError("libfabric " +
                              std::string(info_ ? info_->fabric_attr->prov_name : "") + ": " +
@@ -303,7 +296,7 @@ Status OfiNic::postReceive(int lane) {
 }
 
 PostResult OfiNic::write(int peer, int lane, const RdmaGather* gather, int n, RdmaTarget target,
-                         int64_t imm, void* context, std::string* error) {
+                         uint32_t imm, void* context, std::string* error) {
   iovec iov[16];
   void* desc[16];
   size_t total = 0;
@@ -322,9 +315,8 @@ PostResult OfiNic::write(int peer, int lane, const RdmaGather* gather, int n, Rd
   msg.rma_iov = &rma;
   msg.rma_iov_count = 1;
   msg.context = context;
-  msg.data = imm == kNoImmediate ? 0 : uint64_t(uint32_t(imm));
-  const uint64_t flags = imm == kNoImmediate ? FI_COMPLETION : FI_REMOTE_CQ_DATA | FI_COMPLETION;
-  ssize_t ret = fi_writemsg(eps_[size_t(lane)], &msg, flags);
+  msg.data = imm;
+  ssize_t ret = fi_writemsg(eps_[size_t(lane)], &msg, FI_REMOTE_CQ_DATA | FI_COMPLETION);
   if (ret == 0) return PostResult::kPosted;
   if (ret == -FI_EAGAIN) return PostResult::kBusy;
   *error = describe() + ": " + lib_->describe("fi_writemsg", int(ret)) + " to rank " +

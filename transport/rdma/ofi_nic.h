@@ -41,13 +41,12 @@ class OfiNic final : public RdmaNic {
   std::string describe() const override;
   bool registrationPins() const override { return !softwareOnly(); }
   int maxGather() const override;
-  size_t orderedWriteBytes() const override;
   Status registerMemory(void* p, size_t bytes, std::unique_ptr<RdmaRegion>* out) override;
   Status prepare(int rank, int size, const std::vector<int>& peers, int lanes,
                  std::vector<uint8_t>* description) override;
   Status connect(int peer, const uint8_t* description, size_t bytes) override;
   PostResult write(int peer, int lane, const RdmaGather* gather, int n, RdmaTarget target,
-                   int64_t imm, void* context, std::string* error) override;
+                   uint32_t imm, void* context, std::string* error) override;
   int poll(RdmaEvent* events, int max) override;
   void waitForEvents(int timeoutMs) override;
   void interruptWait() override;

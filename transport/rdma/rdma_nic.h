@@ -58,9 +58,6 @@ struct RdmaEvent {
 // The result of posting: done, or the provider's queue is full (try again after a poll).
 enum class PostResult { kPosted, kBusy, kFailed };
 
-// write()'s `imm` for a write the peer is not told of: it lands silently.
-inline constexpr int64_t kNoImmediate = -1;
-
 class RdmaNic {
  public:
   virtual ~RdmaNic() = default;
@@ -71,9 +68,6 @@ class RdmaNic {
   virtual bool registrationPins() const = 0;
   // The most gather entries one write may carry (at least 2).
   virtual int maxGather() const = 0;
-  // Writes of up to this many bytes on one lane land in the order posted: the data of one is
-  // in place before a later one's kArrived. 0 where the provider promises no order.
-  virtual size_t orderedWriteBytes() const = 0;
 
   // Registers [p, p + bytes) for writes out of it and for peers' writes into it.
   virtual Status registerMemory(void* p, size_t bytes, std::unique_ptr<RdmaRegion>* out) = 0;
@@ -86,11 +80,11 @@ class RdmaNic {
                          std::vector<uint8_t>* description) = 0;
   virtual Status connect(int peer, const uint8_t* description, size_t bytes) = 0;
 
-  // Writes the gathered source into the peer's memory at `target` with immediate data `imm`
-  // (32 bits), which arrives at the peer as a kArrived event once the data is in place, or
-  // with none (kNoImmediate). `context` comes back with this write's kWritten or kFailed event.
+  // Writes the gathered source into the peer's memory at `target` with immediate data `imm`,
+  // which arrives at the peer as a kArrived event once the data is in place. `context`
+  // comes back with this write's kWritten or kFailed event.
   virtual PostResult write(int peer, int lane, const RdmaGather* gather, int n, RdmaTarget target,
-                           int64_t imm, void* context, std::string* error) = 0;
+                           uint32_t imm, void* context, std::string* error) = 0;
 
   // Takes up to `max` events; 0 when none is waiting.
   virtual int poll(RdmaEvent* events, int max) = 0;

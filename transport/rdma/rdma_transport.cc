@@ -18,10 +18,14 @@ namespace {
 // What every rank publishes about itself for each rank q: where q writes its messages and its
 // control words. Zero where q is not a peer.
 struct RemoteRecord {
-  uint64_t fifoAddr, fifoKey, ctrlAddr, ctrlKey, slots, postAddr, postKey;
+  uint64_t fifoAddr, fifoKey, ctrlAddr, ctrlKey, slots;
 };
 
+enum class WriteKind : uint64_t { kData = 1, kCredit = 2, kGoodbye = 3 };
+
 }  // namespace
+
+void* writeContext(int kind, int peer, int slot);
 
 Status RdmaTransport::create(Bootstrap* bs, const std::vector<bool>& reach,
                              std::unique_ptr<RdmaNic> nic, const char* name,
@@ -74,16 +78,10 @@ Status RdmaTransport::allocate() {
         return nic->registerMemory(p, bytes, r);
       },
       64);
-  // Posting a caller's buffer needs it registered as it is (no pinning) and the payload's
-  // write to land before its header's.
-  postsReceives_ = !copyOnly_ && nic_->orderedWriteBytes() >= slotBytes();
   receiveSlots_ = opts_.slotsFor(peers_.size(), slotBytes());
   const size_t ring = size_t(receiveSlots_) * slotBytes();
   CHORUS_RETURN_IF_ERROR(allocateSpan(&fifos_, ring * peers_.size(), "receive FIFOs"));
   CHORUS_RETURN_IF_ERROR(allocateSpan(&ctrl_, kCtrlBytes * size_t(size_), "control words"));
-  CHORUS_RETURN_IF_ERROR(allocateSpan(&postings_, kPostingBytes * peers_.size(), "postings"));
-  CHORUS_RETURN_IF_ERROR(
-      allocateSpan(&postingSources_, kPostingBytes * peers_.size(), "posting sources"));
   return allocateSpan(&sources_, kCtrlBytes * size_t(size_), "control sources");
 }
 
@@ -100,19 +98,16 @@ Status RdmaTransport::connectPeers(const std::vector<RdmaRemote>& remotes) {
     c->remote_ = r;
     c->fifo_ = fifoOf(i);
     c->staging_ = stage;
-    c->postings_ = reinterpret_cast<const RdmaPosting*>(postingsOf(i));
-    c->postingSources_ = reinterpret_cast<RdmaPosting*>(postingSourcesOf(i));
     stage += size_t(r.slots) * slotBytes();
     conns_[size_t(peers_[i])] = std::move(c);
   }
   LOG_INFO(kLogNet,
            "rank %d: %s over %s to %zu peer(s): %d lane(s), %zu-byte chunks, %d slots per peer "
-           "to receive, %s%s",
+           "to receive, %s",
            rank_, name_, nic_->describe().c_str(), peers_.size(), opts_.lanes, opts_.chunkBytes,
            receiveSlots_,
            copyOnly_ ? "payloads copied through registered staging"
-                     : "large payloads written from the caller's buffers",
-           postsReceives_ ? ", into posted destinations where the receiver has posted them" : "");
+                     : "large payloads written from the caller's buffers");
   return Status::Ok();
 }
 
@@ -121,7 +116,7 @@ Status RdmaTransport::exchange(Bootstrap* bs, Deadline deadline, std::vector<Rdm
   Status st;
   if (fifos_.region) {
     std::vector<uint8_t> desc;
-    st = nic_->prepare(rank_, size_, peers_, opts_.lanes + 1, &desc);  // + the control lane
+    st = nic_->prepare(rank_, size_, peers_, opts_.lanes, &desc);
     if (st.ok()) {
       const uint32_t n = uint32_t(desc.size());
       blob.resize(4 + desc.size() + sizeof(RemoteRecord) * size_t(size_));
@@ -131,13 +126,9 @@ Status RdmaTransport::exchange(Bootstrap* bs, Deadline deadline, std::vector<Rdm
       for (size_t i = 0; i < peers_.size(); ++i) {
         const int q = peers_[i];
         char* ctrl = ctrl_.base + kCtrlBytes * size_t(q);
-        RemoteRecord r{fifos_.region->remoteAddress(fifoOf(i)),
-                       fifos_.region->key(),
-                       ctrl_.region->remoteAddress(ctrl),
-                       ctrl_.region->key(),
-                       uint64_t(receiveSlots_),
-                       postings_.region->remoteAddress(postingsOf(i)),
-                       postings_.region->key()};
+        RemoteRecord r{fifos_.region->remoteAddress(fifoOf(i)), fifos_.region->key(),
+                       ctrl_.region->remoteAddress(ctrl), ctrl_.region->key(),
+                       uint64_t(receiveSlots_)};
         memcpy(&table[q], &r, sizeof r);
       }
     }
@@ -170,8 +161,7 @@ Status RdmaTransport::exchange(Bootstrap* bs, Deadline deadline, std::vector<Rdm
                                  " published a FIFO of " + std::to_string(r.slots) +
                                  " slots for rank " + std::to_string(rank_) + "; expected 2.." +
                                  std::to_string(RdmaOptions::kMaxSlots));
-    (*remotes)[size_t(q)] = {r.fifoAddr, r.fifoKey,  r.ctrlAddr, r.ctrlKey,
-                             r.slots,    r.postAddr, r.postKey};
+    (*remotes)[size_t(q)] = {r.fifoAddr, r.fifoKey, r.ctrlAddr, r.ctrlKey, r.slots};
   }
   return Status::Ok();
 }
@@ -234,7 +224,6 @@ void RdmaTransport::handle(const RdmaEvent& e) {
     bool ok = c != nullptr;
     if (ok && imm.kind == ImmKind::kData) ok = c->receive_.arrive(imm.value);
     if (ok && imm.kind == ImmKind::kCredit) ok = c->send_.credit(imm.value);
-    if (ok && imm.kind == ImmKind::kPosted) ok = c->postingLanded(imm.value);
     if (ok && imm.kind == ImmKind::kGoodbye) {
       uint64_t total;
       memcpy(&total, ctrl_.base + kCtrlBytes * size_t(imm.rank) + 8, sizeof total);
@@ -254,24 +243,18 @@ void RdmaTransport::handle(const RdmaEvent& e) {
     return;
   }
   const uint64_t ctx = reinterpret_cast<uintptr_t>(e.context);
-  const RdmaWriteKind kind = RdmaWriteKind(ctx >> 56);
+  const WriteKind kind = WriteKind(ctx >> 56);
   const int peer = int((ctx >> 16) & 0xffffffffu);
-  const int slot = int(ctx & 0xffff);
   RdmaConnection* c = peer < size_ ? conns_[size_t(peer)].get() : nullptr;
   if (!c) return;
-  const bool data = kind == RdmaWriteKind::kData || kind == RdmaWriteKind::kPayload;
-  if (data) {
-    c->written(slot);
-  } else {
-    if (kind == RdmaWriteKind::kPosting && slot < c->receive_.slots())
-      c->postingOut_[size_t(slot)].store(0, std::memory_order_release);
+  if (kind == WriteKind::kData)
+    c->written(int(ctx & 0xffff));
+  else
     c->inFlight_.fetch_sub(1, std::memory_order_acq_rel);
-  }
   if (e.kind != RdmaEvent::kFailed) return;
   // A credit or goodbye that fails matters only if data follows, and then that fails too; a
-  // peer that has left refuses them, which is no error. A posting that fails leaves its
-  // message to come through the slot.
-  if (!data || stop_.load()) {
+  // peer that has left refuses them, which is no error.
+  if (kind != WriteKind::kData || stop_.load()) {
     LOG_INFO(kLogNet, "rank %d: %s control write to rank %d failed: %s", rank_, name_, peer,
              e.error.c_str());
     return;
@@ -282,7 +265,7 @@ void RdmaTransport::handle(const RdmaEvent& e) {
                             " is alive and the link between them"));
 }
 
-void* writeContext(RdmaWriteKind kind, int peer, int slot) {
+void* writeContext(int kind, int peer, int slot) {
   return reinterpret_cast<void*>(
       uintptr_t(uint64_t(kind) << 56 | uint64_t(peer) << 16 | uint64_t(slot)));
 }
@@ -292,7 +275,7 @@ bool RdmaTransport::postControl(int peer, const RdmaGather& g, RdmaTarget target
   RdmaConnection& c = *conns_[size_t(peer)];
   c.inFlight_.fetch_add(1, std::memory_order_acq_rel);
   std::string error;
-  PostResult r = nic_->write(peer, controlLane(), &g, 1, target, imm, ctx, &error);
+  PostResult r = nic_->write(peer, 0, &g, 1, target, imm, ctx, &error);
   if (r == PostResult::kPosted) return true;
   c.inFlight_.fetch_sub(1, std::memory_order_acq_rel);
   if (r == PostResult::kFailed)
@@ -308,7 +291,7 @@ void RdmaTransport::flushCredits(RdmaConnection& c) {
     RdmaGather g{sources_.base + kCtrlBytes * size_t(c.peer_), 8, sources_.region->desc()};
     RdmaTarget target{c.remote_.ctrlAddr, c.remote_.ctrlKey};
     if (!postControl(c.peer_, g, target, encodeImm(ImmKind::kCredit, rank_, n),
-                     writeContext(RdmaWriteKind::kCredit, c.peer_, 0))) {
+                     writeContext(int(WriteKind::kCredit), c.peer_, 0))) {
       c.receive_.giveBack(n);
       creditsOwed_.store(true);  // the progress thread tries again after its next poll
       return;
@@ -336,7 +319,7 @@ void RdmaTransport::sayGoodbye() {
     RdmaTarget target{c.remote_.ctrlAddr + 8, c.remote_.ctrlKey};
     for (int tries = 0; tries < 1000; ++tries) {
       if (postControl(q, g, target, encodeImm(ImmKind::kGoodbye, rank_, 0),
-                      writeContext(RdmaWriteKind::kGoodbye, q, 0)))
+                      writeContext(int(WriteKind::kGoodbye), q, 0)))
         break;
       usleep(100);
     }
@@ -345,12 +328,6 @@ void RdmaTransport::sayGoodbye() {
 
 RdmaTransport::~RdmaTransport() {
   bool failed = raised_.load() || (hooks_.failed && hooks_.failed->load());
-  if (!peers_.empty())
-    LOG_INFO(kLogNet,
-             "rank %d: %s wrote %llu payloads from the callers' buffers, %llu into destinations "
-             "their receivers posted",
-             rank_, name_, static_cast<unsigned long long>(zeroCopyWrites_.load()),
-             static_cast<unsigned long long>(directWrites_.load()));
   if (thread_.joinable()) {
     // Messages already posted reach their peers before the goodbye that counts them.
     if (!failed) {
@@ -366,10 +343,9 @@ RdmaTransport::~RdmaTransport() {
   conns_.clear();
   if (nic_) nic_->disconnect(failed);
   cache_.reset();
-  for (Span* s : {&fifos_, &staging_, &ctrl_, &sources_, &postings_, &postingSources_})
-    s->region.reset();
+  for (Span* s : {&fifos_, &staging_, &ctrl_, &sources_}) s->region.reset();
   nic_.reset();
-  for (Span* s : {&fifos_, &staging_, &ctrl_, &sources_, &postings_, &postingSources_})
+  for (Span* s : {&fifos_, &staging_, &ctrl_, &sources_})
     if (s->base) munmap(s->base, s->bytes);
 }
 

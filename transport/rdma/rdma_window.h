@@ -20,7 +20,6 @@ enum class ImmKind : uint32_t {
   kData = 0,     // a message landed in slot `value`
   kCredit = 1,   // the receiver released `value` more messages
   kGoodbye = 2,  // the sender has left; its total message count is in its goodbye word
-  kPosted = 3,   // the receiver posted where message `value`'s payload should land
 };
 inline constexpr int kImmRankBits = 22;
 inline constexpr int kMaxImmRanks = 1 << kImmRankBits;
@@ -92,7 +91,6 @@ class ReceiveWindow {
     owed_.fetch_add(1, std::memory_order_acq_rel);
   }
   uint64_t consumed() const { return next_; }
-  int slots() const { return slots_; }
   // Up to `max` owed credits, now the caller's to send; giveBack() those it could not.
   uint32_t takeCredits(uint32_t max) {
     uint32_t have = owed_.load(std::memory_order_acquire);

@@ -13,7 +13,7 @@ Status RegistrationCache::acquire(const void* p, size_t bytes, const RdmaRegion*
   // the few live entries keep this short.
   for (auto it = byStart_.upper_bound(start); it != byStart_.begin();) {
     --it;
-    if (it->second.end >= end && !it->second.revoked) {
+    if (it->second.end >= end) {
       ++hits_;
       it->second.lastUse = tick_;
       ++it->second.inUse;
@@ -28,25 +28,16 @@ Status RegistrationCache::acquire(const void* p, size_t bytes, const RdmaRegion*
   std::unique_ptr<RdmaRegion> region;
   CHORUS_RETURN_IF_ERROR(register_(reinterpret_cast<void*>(first), last - first, &region));
   evictIdle();
-  auto it = byStart_.emplace(first, Entry{last, std::move(region), tick_, 1, false});
+  auto it = byStart_.emplace(first, Entry{last, std::move(region), tick_, 1});
   *out = it->second.region.get();
   return Status::Ok();
 }
 
 void RegistrationCache::release(const RdmaRegion* region) {
-  drop(region, false);
-}
-
-void RegistrationCache::revoke(const RdmaRegion* region) {
-  drop(region, true);
-}
-
-void RegistrationCache::drop(const RdmaRegion* region, bool revoke) {
   std::lock_guard<std::mutex> lock(mutex_);
-  for (auto it = byStart_.begin(); it != byStart_.end(); ++it)
-    if (it->second.region.get() == region) {
-      it->second.revoked |= revoke;
-      if (--it->second.inUse == 0 && it->second.revoked) byStart_.erase(it);
+  for (auto& [start, e] : byStart_)
+    if (e.region.get() == region) {
+      --e.inUse;
       return;
     }
 }

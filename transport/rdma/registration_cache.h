@@ -29,10 +29,6 @@ class RegistrationCache {
   // A registration covering [p, p + bytes), marked in use until release(). Thread-safe.
   Status acquire(const void* p, size_t bytes, const RdmaRegion** out);
   void release(const RdmaRegion* region);
-  // release(), and the registration is never handed out again: it is deregistered as soon as
-  // nobody else uses it, so peers can no longer write into that memory. For memory a failed
-  // run posted for a peer's writes.
-  void revoke(const RdmaRegion* region);
 
   size_t entries() const;
   uint64_t hits() const { return hits_; }
@@ -44,10 +40,8 @@ class RegistrationCache {
     std::unique_ptr<RdmaRegion> region;
     uint64_t lastUse;
     int inUse;
-    bool revoked;
   };
   void evictIdle();  // holds mutex_
-  void drop(const RdmaRegion* region, bool revoke);
 
   Register register_;
   const size_t capacity_;

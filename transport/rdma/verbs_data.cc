@@ -44,7 +44,7 @@ VerbsLane* VerbsNic::findLane(int peer, int lane) const {
 }
 
 PostResult VerbsNic::write(int peer, int laneIndex, const RdmaGather* gather, int n,
-                           RdmaTarget target, int64_t imm, void* context, std::string* error) {
+                           RdmaTarget target, uint32_t imm, void* context, std::string* error) {
   auto failed = [&](const std::string& why) {
     if (error)
       *error = "verbs write to rank " + std::to_string(peer) + " lane " +
@@ -73,9 +73,9 @@ PostResult VerbsNic::write(int peer, int laneIndex, const RdmaGather* gather, in
   ibv_send_wr wr{};
   wr.sg_list = n ? sges : nullptr;
   wr.num_sge = n;
-  wr.opcode = imm == kNoImmediate ? IBV_WR_RDMA_WRITE : IBV_WR_RDMA_WRITE_WITH_IMM;
+  wr.opcode = IBV_WR_RDMA_WRITE_WITH_IMM;
   wr.send_flags = IBV_SEND_SIGNALED;
-  wr.imm_data = imm == kNoImmediate ? 0 : htonl(uint32_t(imm));
+  wr.imm_data = htonl(imm);
   wr.wr.rdma.remote_addr = target.addr;
   wr.wr.rdma.rkey = uint32_t(target.key);
   std::lock_guard<std::mutex> lock(lane->postMutex);

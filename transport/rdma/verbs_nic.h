@@ -31,15 +31,12 @@ class VerbsNic final : public RdmaNic {
   std::string describe() const override;
   bool registrationPins() const override { return true; }
   int maxGather() const override { return maxGather_; }
-  // A reliable connected queue pair executes its writes in order (the transport does not rely
-  // on it here: registration pins, so it never writes into the callers' buffers).
-  size_t orderedWriteBytes() const override { return port_.portAttr.max_msg_sz; }
   Status registerMemory(void* p, size_t bytes, std::unique_ptr<RdmaRegion>* out) override;
   Status prepare(int rank, int size, const std::vector<int>& peers, int lanes,
                  std::vector<uint8_t>* description) override;
   Status connect(int peer, const uint8_t* description, size_t bytes) override;
   PostResult write(int peer, int lane, const RdmaGather* gather, int n, RdmaTarget target,
-                   int64_t imm, void* context, std::string* error) override;
+                   uint32_t imm, void* context, std::string* error) override;
   int poll(RdmaEvent* events, int max) override;
   void waitForEvents(int timeoutMs) override;
   void interruptWait() override;
