@@ -5,6 +5,8 @@
 // arguments, hand back a handle and remember it (so deregistering a wrong or stale handle is
 // still an error), and do nothing else. Window registration is collective in NCCL; here it is
 // local and never waits, so every rank calling it, as NCCL requires, is fine.
+#include "chorus/memory.h"
+
 #include <cstdlib>
 
 #include "nccl/api.h"
@@ -47,18 +49,15 @@ extern "C" ncclResult_t pncclMemAlloc(void** ptr, size_t size) {
     // Page-aligned and rounded up, so the result also suits ncclCommWindowRegister.
     size_t bytes = size == 0 ? kAlign : (size + kAlign - 1) / kAlign * kAlign;
     if (bytes < size) return Status::InvalidArgument("size " + std::to_string(size) + " overflows");
-    *ptr = aligned_alloc(kAlign, bytes);
-    if (!*ptr) return Status::SystemError("cannot allocate " + std::to_string(size) + " bytes");
-    return Status::Ok();
+    // Memory the local ranks map from each other (include/chorus/memory.h): the shared-memory
+    // transport then reads payloads in place instead of copying them through its slots.
+    return allocateShared(bytes, ptr);
   });
 }
 NCCL_WEAK_ALIAS(ncclMemAlloc);
 
 extern "C" ncclResult_t pncclMemFree(void* ptr) {
-  return guard("ncclMemFree", [&]() -> Status {
-    free(ptr);
-    return Status::Ok();
-  });
+  return guard("ncclMemFree", [&]() -> Status { return freeShared(ptr); });
 }
 NCCL_WEAK_ALIAS(ncclMemFree);
 

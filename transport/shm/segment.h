@@ -39,6 +39,8 @@ struct alignas(kCacheLine) RingControl {
   // Set once by the reader where it can read the writer's memory (cross_memory.h): the writer
   // may then lend payloads (LendNote). On its own line: written once, read by the writer.
   alignas(kCacheLine) std::atomic<uint32_t> readerTakesLent;
+  // Set once by the reader where it can also map the writer's memory files (shared_host.h).
+  std::atomic<uint32_t> readerMapsShared;
   // The last message the reader has a destination for (Connection::postReceive): the writer
   // lends only those, which the reader lands in place, one copy in all. A lent message the
   // reader would land in its slot costs more than the writer's own copy into it.
@@ -57,21 +59,25 @@ struct alignas(kCacheLine) SlotHeader {
 static_assert(sizeof(SlotHeader) == kCacheLine, "a slot's header is one cache line");
 
 // A message larger than kInlineBytes may leave its payload in the sender's memory (lent): the
-// slot then carries the address, in its unused inline payload, and the receiver reads it by
-// cross-memory attach straight to where the payload is wanted: one copy instead of two (into
-// the slot, out of it). The state word hands the memory back: the sender may write it again
-// once the receiver has taken it, and a sender that fails revokes what was not taken.
+// slot then carries where it is, in its unused inline payload, and the receiver reads it from
+// there. Two ways: memory from allocateShared (include/chorus/memory.h) the receiver maps and
+// reads like any of its own, reducing straight out of it; or any memory, read by cross-memory
+// attach straight to where the payload is wanted. Either way one copy instead of two (into the
+// slot, out of it). The state word hands the memory back: the sender may write it again once
+// the receiver has taken it, and a sender that fails revokes what was not taken.
 enum LendState : uint32_t {
   kPayloadInSlot = 0,  // an ordinary message
-  kLent = 1,           // the payload is at `addr` in the sender
+  kLent = 1,           // the payload is in the sender's memory (LendNote)
   kTaking = 2,         // the receiver is reading it
   kTaken = 3,          // read: the sender has its memory back
   kRevoked = 4,        // the sender failed and took its memory back unread
 };
 struct LendNote {
   std::atomic<uint32_t> state;
-  uint32_t unused;
-  uint64_t addr;
+  int32_t fd;        // the sender's memory file holding the payload; -1: read `at` by address
+  uint64_t at;       // the payload's offset in that file, or its address in the sender
+  uint64_t blockId;  // the file's SharedBlock::id and size, for the receiver's mapping
+  uint64_t blockBytes;
 };
 static_assert(sizeof(LendNote) <= kInlineBytes && offsetof(SlotHeader, inlinePayload) % 8 == 0);
 

@@ -7,9 +7,11 @@
 #include <algorithm>
 #include <cstring>
 
+#include "chorus/memory.h"
 #include "common/clock.h"
 #include "common/log.h"
 #include "core/op_desc.h"
+#include "engine/shared_host.h"
 #include "transport/futex.h"
 #include "transport/shm/cross_memory.h"
 #include "transport/shm/segment.h"
@@ -34,12 +36,15 @@ T* at(void* base, size_t offset) {
 // reader's tail, so a busy ring touches the reader's cache line only when its cached view says
 // the ring is full; the reader polls the next slot's sequence word, nothing else.
 //
-// Lending (segment.h, LendNote): where the peer can read this process, a message of at least
-// `lendBytes` whose sender may keep its memory lent (postSend with a Completion) goes out as an
-// address; the receiver reads it into the destination the executor posted for it, or else into
-// the slot, and marks it taken. A rank that waits takes every lent message that has arrived
-// (takeLent), so a sender never waits on the receiver's steps: lending cannot deadlock where
-// copying would not.
+// Lending (segment.h, LendNote): where the peer can read this process, a message whose sender
+// may keep its memory lent (postSend with a Completion) and whose receiver has posted a
+// destination for it may go out as a reference to the payload, which the receiver copies to
+// the destination and marks taken:
+// - a collective's payload of at least kMappedLendBytes in memory from allocateShared, where
+//   the peer maps this process's memory files: copied out of its view of them;
+// - an allgather block of at least `lendBytes` in any memory: read by cross-memory attach.
+// A rank that waits takes every lent message that has arrived (takeLent), so a sender never
+// waits on the receiver's steps: lending cannot deadlock where copying would not.
 class ShmTransport::ShmConnection final : public Connection {
  public:
   ShmConnection(void* base, int me, int peer) {
@@ -66,10 +71,7 @@ class ShmTransport::ShmConnection final : public Connection {
     // looks takes the line away from us.
     if (h.bytes > kInlineBytes) {
       LendNote* note = noteOf(sh);
-      if (sent && lendsFor(h) && h.count * dataTypeSize(DataType(h.dtype)) >= lendBytes_ &&
-          lends() && out_->postedUpTo.load(std::memory_order_acquire) > head_) {
-        note->addr = reinterpret_cast<uint64_t>(data.ptr);
-        note->state.store(kLent, std::memory_order_relaxed);
+      if (sent && lend(h, data, note)) {
         sent->ticket = head_ + 1;  // this message's sequence word: test() finds its slot
       } else {
         memcpy(payloadOf(sh, h.bytes), data.ptr, h.bytes);
@@ -158,13 +160,18 @@ class ShmTransport::ShmConnection final : public Connection {
   }
 
   // One-sided, by cross-memory attach, where the probe at set-up found it allowed; then this
-  // rank also takes what the peer lends, and tells it so.
-  void enableOneSided(int peerRank, pid_t peerPid) {
+  // rank also takes what the peer lends, and tells it so. `maps`: it can also map the peer's
+  // memory files, so the peer may lend from them.
+  void enableOneSided(int peerRank, pid_t peerPid, bool maps) {
     peerRank_ = peerRank, peerPid_ = peerPid;
+    if (maps) {
+      peerBlocks_ = std::make_unique<PeerBlocks>(peerPid, peerName());
+      in_->readerMapsShared.store(1, std::memory_order_release);
+    }
     in_->readerTakesLent.store(1, std::memory_order_release);
   }
   // Lends the payloads of allgathers whose blocks are at least `bytes` (0: never) once the
-  // peer says it takes them.
+  // peer says it takes them; and, unless `bytes` is 0, collectives' payloads in shared memory.
   void setLendBytes(size_t bytes) { lendBytes_ = bytes ? bytes : SIZE_MAX; }
   bool offersOneSided() const override { return peerPid_ != 0; }
   Status put(MemRef src, MemRef remote, size_t bytes, Completion*) override {
@@ -187,9 +194,9 @@ class ShmTransport::ShmConnection final : public Connection {
   };
 
   // Finds where message `msg` in `slot` is to be read from: its slot, or, lent, wherever it
-  // is taken to. False while it cannot be taken: revoked by a sender that failed, or a
-  // cross-memory read that failed (the sender died); the run's deadline or the peer's death
-  // ends the wait.
+  // is taken to (its posted destination; its slot where the lengths disagree). False while it
+  // cannot be taken: revoked by a sender that failed, or a read that failed (the sender died);
+  // the run's deadline or the peer's death ends the wait.
   bool land(SlotHeader* sh, uint64_t slot, uint64_t msg) {
     Arrival& a = arrivals_[slot];
     const uint32_t bytes = sh->wire.bytes;
@@ -202,19 +209,33 @@ class ShmTransport::ShmConnection final : public Connection {
         warnOnce("rank " + std::to_string(peerRank_) + " revoked a message it had lent");
         return false;
       }
-      Status st = crossMemoryRead(peerPid_, to, reinterpret_cast<const char*>(note->addr), bytes,
-                                  peerName());
+      const char* from = nullptr;
+      Status st = note->fd >= 0
+                      ? mapLent(*note, &from)
+                      : crossMemoryRead(peerPid_, to, reinterpret_cast<const char*>(note->at),
+                                        bytes, peerName());
       if (!st.ok()) {
         note->state.store(kRevoked);
         warnOnce(st.toString());
         return false;
       }
+      if (from) memcpy(to, from, bytes);
       note->state.store(kTaken, std::memory_order_seq_cst);
       ringPeer();  // its sender may sleep until its memory is back
     }
     a.landedMsg = msg;
     a.landed = to;
     return true;
+  }
+  // Where a payload lent from the peer's memory file is in this rank's view of it.
+  Status mapLent(const LendNote& note, const char** from) {
+    if (!peerBlocks_ || note.at > note.blockBytes)
+      return Status::RemoteError("shm: " + peerName() +
+                                 " lent a payload from a memory file this rank cannot map");
+    const char* base = nullptr;
+    CHORUS_RETURN_IF_ERROR(peerBlocks_->map(note.fd, note.blockId, note.blockBytes, &base));
+    *from = base + note.at;
+    return Status::Ok();
   }
   void warnOnce(const std::string& what) {
     if (!warned_) LOG_WARN(kLogShm, "shm: %s", what.c_str());
@@ -245,12 +266,43 @@ class ShmTransport::ShmConnection final : public Connection {
     return Status::Ok();
   }
 
+  // Fills `note` where the payload goes out lent (the class comment says when).
+  bool lend(const WireHeader& h, MemRef data, LendNote* note) {
+    if (out_->postedUpTo.load(std::memory_order_acquire) <= head_) return false;  // not posted
+    SharedBlock block;
+    if (lendsMapped(h) && SharedHostMemory::get().find(data.ptr, h.bytes, &block)) {
+      note->fd = block.fd;
+      note->at = uint64_t(data.ptr - block.base);
+      note->blockId = block.id;
+      note->blockBytes = block.bytes;
+    } else if (lendsFor(h) && h.count * dataTypeSize(DataType(h.dtype)) >= lendBytes_ && lends()) {
+      note->fd = -1;
+      note->at = reinterpret_cast<uint64_t>(data.ptr);
+    } else {
+      return false;
+    }
+    note->state.store(kLent, std::memory_order_relaxed);
+    return true;
+  }
+
   // Lending pays where every rank sends and receives at once, as in an allgather: one copy
   // instead of two on each core. Where a sender would otherwise idle, its copy into the slot
   // runs beside the receiver's copy out, on the other core, and beats one cross-memory read
   // (2-rank broadcast in place, 256 KiB-16 MiB: 1.1-1.7x slower lent; docs/performance.md).
   // Point-to-point sends keep copying, so a send returns once its payload is in the slots.
   static bool lendsFor(const WireHeader& h) { return h.coll == uint8_t(Collective::AllGather); }
+  // A payload the peer copies out of its view of this rank's memory files costs one memcpy
+  // instead of two, so every collective lends them; point-to-point sends stay eager. (Reducing
+  // straight out of that view, unposted, was slower than out of a slot here: 2-rank
+  // reduce_scatter 1.2-1.5x the time, docs/performance.md.)
+  bool lendsMapped(const WireHeader& h) {
+    if (h.bytes < kMappedLendBytes || lendBytes_ == SIZE_MAX ||
+        h.coll == uint8_t(Collective::Send) || h.coll == uint8_t(Collective::Recv))
+      return false;
+    if (!peerMaps_) peerMaps_ = out_->readerMapsShared.load(std::memory_order_acquire);
+    return peerMaps_;
+  }
+  static constexpr size_t kMappedLendBytes = 16 << 10;
 
   // Whether the peer takes lent payloads; asked until it says yes (it does so at set-up, which
   // it may finish after this rank), then remembered.
@@ -263,6 +315,8 @@ class ShmTransport::ShmConnection final : public Connection {
   pid_t peerPid_ = 0;            // 0: no one-sided access to the peer
   size_t lendBytes_ = SIZE_MAX;  // allgather blocks this large or larger are lent (setLendBytes)
   bool peerTakesLent_ = false;
+  bool peerMaps_ = false;                   // the peer maps this rank's memory files
+  std::unique_ptr<PeerBlocks> peerBlocks_;  // reader side: the peer's memory files, mapped
   uint64_t postedUpTo_ = 0;  // reader side: the last message posted (RingControl::postedUpTo)
   bool warned_ = false;
 
@@ -353,11 +407,21 @@ Status ShmTransport::attach(Bootstrap* bs, const std::vector<int>& hostOf, Deadl
   // Everyone reports whether it mapped, and where a peer can probe it for cross-memory access;
   // after this exchange nobody needs the name any more.
   probeWord_ = kShmMagic;
+  // And a memory file of one page holding the same word, for peers to test mapping ours.
+  int32_t probeFd = -1;
+  SharedBlock probe;
+  if (st.ok() && shared && allocateShared(sizeof probeWord_, &probeBlock_).ok() &&
+      SharedHostMemory::get().find(probeBlock_, sizeof probeWord_, &probe)) {
+    memcpy(probeBlock_, &probeWord_, sizeof probeWord_);
+    probeFd = probe.fd;
+  }
   struct MapReport {
     uint64_t probeAddr;
     int32_t pid;
+    int32_t probeFd;
     uint8_t ok;
-  } mine{reinterpret_cast<uint64_t>(&probeWord_), int32_t(getpid()), uint8_t(st.ok())}, none{};
+  } mine{reinterpret_cast<uint64_t>(&probeWord_), int32_t(getpid()), probeFd, uint8_t(st.ok())},
+      none{};
   std::vector<MapReport> reports(size, none);
   Status gathered = bs->allgather(&mine, sizeof mine, reports.data(), deadline);
   CHORUS_RETURN_IF_ERROR(st);
@@ -371,7 +435,7 @@ Status ShmTransport::attach(Bootstrap* bs, const std::vector<int>& hostOf, Deadl
     if (static_cast<SegmentHeader*>(base_)->magic != kShmMagic)
       return Status::Internal("shm: segment header not initialised");
     conns_.resize(size);
-    int oneSided = 0;
+    int oneSided = 0, mapped = 0;
     // A lender waits for its receiver to run; with more local ranks than CPUs that costs a
     // context switch (4 ranks on 2 cores: allreduce of 256 KiB-2 MiB 1.2x slower lent).
     const bool oversubscribed = localSize > std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
@@ -381,14 +445,18 @@ Status ShmTransport::attach(Bootstrap* bs, const std::vector<int>& hostOf, Deadl
       conns_[r] = std::make_unique<ShmConnection>(base_, localIndex_, localOf_[r]);
       conns_[r]->setLendBytes(lendBytes);
       if (crossMemoryWorks(reports[r].pid, reports[r].probeAddr, kShmMagic)) {
-        conns_[r]->enableOneSided(r, reports[r].pid);
+        const bool maps = reports[r].probeFd >= 0 &&
+                          peerBlocksWork(reports[r].pid, reports[r].probeFd, kShmMagic);
+        conns_[r]->enableOneSided(r, reports[r].pid, maps);
         ++oneSided;
+        mapped += maps;
       }
     }
     LOG_INFO(kLogShm,
-             "rank %d: one-sided access (cross-memory attach) to %d of %d local peers; payloads of "
-             "%zu bytes or more lent to those that can read this rank%s",
-             rank_, oneSided, localSize - 1, lendBytes,
+             "rank %d: one-sided access (cross-memory attach) to %d of %d local peers, whose "
+             "memory files %d of them map; allgather blocks of %zu bytes or more lent to those "
+             "that can read this rank%s",
+             rank_, oneSided, localSize - 1, mapped, lendBytes,
              lendBytes ? "" : " (none: CHORUS_SHM_LEND_BYTES=0, or more local ranks than CPUs)");
   }
   LOG_INFO(kLogShm, "rank %d: shm segment of %zu bytes, %d local ranks, %d slots of %zu bytes",
@@ -400,6 +468,7 @@ ShmTransport::~ShmTransport() {
   if (doorbell_) doorbell_->placeIn(nullptr);  // before its word is unmapped
   conns_.clear();
   if (base_) munmap(base_, bytes_);
+  (void)freeShared(probeBlock_);
 }
 
 Status ShmTransport::registerMemory(MemRef local, size_t, MemRef* remote) {

@@ -44,6 +44,7 @@ class ShmTransport final : public Transport {
   ShmOptions opts_;
   Doorbell* doorbell_ = nullptr;  // placed in the segment, while we have one
   uint64_t probeWord_ = 0;        // kShmMagic, read by peers to test cross-memory access
+  void* probeBlock_ = nullptr;    // a memory file holding it, mapped by peers to test that
   int rank_ = 0;
   int localIndex_ = 0;
   std::vector<int> localOf_;  // global rank -> local index, -1 if on another host

@@ -4,6 +4,7 @@
 #include <cstring>
 #include <memory>
 
+#include "chorus/memory.h"
 #include "common/clock.h"
 #include "pattern.h"
 #include "progress.h"
@@ -67,14 +68,26 @@ Shape shapeOf(Coll c, size_t elems, int P) {
   }
 }
 
-struct AlignedFree {
-  void operator()(void* p) const { free(p); }
+// A buffer from malloc or, with --alloc shared, from chorus::allocateShared.
+struct BufferFree {
+  bool shared = false;
+  void operator()(void* p) const {
+    if (shared)
+      (void)freeShared(p);
+    else
+      free(p);
+  }
 };
-using Buffer = std::unique_ptr<char, AlignedFree>;
+using Buffer = std::unique_ptr<char, BufferFree>;
 
-Buffer allocate(size_t bytes) {
+Buffer allocate(size_t bytes, bool shared) {
   bytes = (bytes + 63) / 64 * 64;
-  Buffer b(static_cast<char*>(aligned_alloc(64, bytes ? bytes : 64)));
+  void* p = nullptr;
+  if (shared)
+    (void)allocateShared(bytes, &p);
+  else
+    p = aligned_alloc(64, bytes ? bytes : 64);
+  Buffer b(static_cast<char*>(p), BufferFree{shared});
   if (b) memset(b.get(), 0, bytes);  // fault the pages in before anything is timed
   return b;
 }
@@ -92,8 +105,8 @@ class CollRunner {
         timer_(o, b) {}
 
   Status prepare(size_t maxBytes) {
-    send_ = allocate(maxBytes);
-    recv_ = allocate(maxBytes);
+    send_ = allocate(maxBytes, o_.alloc == "shared");
+    recv_ = allocate(maxBytes, o_.alloc == "shared");
     if (!send_ || !recv_) return Status::SystemError("cannot allocate 2 x " + sizeLabel(maxBytes));
     return Status::Ok();
   }

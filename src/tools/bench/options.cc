@@ -75,6 +75,9 @@ void collectiveOptions(CLI::App& c, Options* o) {
                                    : Placement::Both;
       },
       "oop|ip|both", "both", "out-of-place, in-place or both");
+  cli::choice(c, "--alloc", &o->alloc, {"malloc", "shared"},
+              "where the buffers come from: malloc, or chorus::allocateShared (what ncclMemAlloc "
+              "returns), which Chorus's local ranks read from each other in place");
 }
 
 // OSU: -m [min:]max -i -x -W -c -f, and the smaller default sweep of OSU.

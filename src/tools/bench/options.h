@@ -28,6 +28,7 @@ struct Options {
   int root = 0;
   bool check = true;
   Placement placement = Placement::Both;
+  std::string alloc = "malloc";  // malloc | shared (chorus::allocateShared)
 
   // Point-to-point (OSU): window of messages in flight for bw/bibw, -f full statistics.
   int window = 64;
