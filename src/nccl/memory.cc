@@ -1,10 +1,12 @@
 // Memory entry points on host memory: ncclMemAlloc/Free and buffer and window registration.
 //
-// Registration exists in NCCL so the GPU can reach user buffers without copies. Chorus's host
-// path copies through shared memory and needs nothing registered, so these calls check their
-// arguments, hand back a handle and remember it (so deregistering a wrong or stale handle is
-// still an error), and do nothing else. Window registration is collective in NCCL; here it is
-// local and never waits, so every rank calling it, as NCCL requires, is fine.
+// ncclMemAlloc returns memory the host's ranks map from each other (chorus::allocateShared), so
+// that the shared-memory transport copies payloads in it once instead of twice. Registration
+// exists in NCCL so the GPU can reach user buffers without copies; Chorus's host path needs
+// nothing registered, so these calls check their arguments, hand back a handle and remember it
+// (so deregistering a wrong or stale handle is still an error), and do nothing else. Window
+// registration is collective in NCCL; here it is local and never waits, so every rank calling
+// it, as NCCL requires, is fine.
 #include "chorus/memory.h"
 
 #include <cstdlib>
