@@ -17,24 +17,13 @@ namespace {
 
 constexpr uint32_t kBytes = 128 << 10;
 
-WireHeader header(uint32_t bytes) {
-  WireHeader h{};
-  h.bytes = bytes;
-  h.coll = uint8_t(Collective::AllGather);  // what is lent: allgathers of blocks of 1 MiB up
-  h.dtype = uint8_t(DataType::Uint8);
-  h.count = 1 << 20;
-  return h;
-}
-
+// What is lent through cross-memory attach: allgathers of blocks of 1 MiB up.
 void post(Connection* c, const void* data, uint32_t bytes, Completion* sent) {
-  while (!c->postSend(header(bytes), MemRef::host(data), sent)) sched_yield();
+  test::postMessage(c, Collective::AllGather, data, bytes, sent);
 }
 
-// Waits for the next message and returns its payload (still unreleased).
 const char* next(Connection* c) {
-  const void* payload = nullptr;
-  for (Deadline d = Deadline::after(20); !c->peek(&payload) && !d.expired();) sched_yield();
-  return static_cast<const char*>(payload);
+  return test::nextPayload(c);
 }
 
 // Rank 0 sends, rank 1 receives; a one-byte message is a cue between the steps.

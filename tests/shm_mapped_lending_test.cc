@@ -89,24 +89,8 @@ TEST(SharedHostMemory, APeerMapsABlockAndSeesItsWrites) {
 
 constexpr uint32_t kBytes = 128 << 10;
 
-WireHeader header(Collective coll, uint32_t bytes) {
-  WireHeader h{};
-  h.bytes = bytes;
-  h.coll = uint8_t(coll);
-  h.dtype = uint8_t(DataType::Uint8);
-  h.count = 1 << 20;
-  return h;
-}
-
-void post(Connection* c, Collective coll, const void* data, uint32_t bytes, Completion* sent) {
-  while (!c->postSend(header(coll, bytes), MemRef::host(data), sent)) sched_yield();
-}
-
-const char* next(Connection* c) {
-  const void* payload = nullptr;
-  for (Deadline d = Deadline::after(20); !c->peek(&payload) && !d.expired();) sched_yield();
-  return static_cast<const char*>(payload);
-}
+using test::nextPayload;
+using test::postMessage;
 
 bool samePattern(const char* got, int salt) {
   for (size_t i = 0; i < kBytes; ++i)
@@ -132,8 +116,8 @@ int rankMain(test::RankContext& ctx) {
       std::fill(dst.begin(), dst.end(), 0);
       if (salt != 2 && !p.conn->postReceive(0, MemRef::host(dst.data()), kBytes, false))
         return ctx.report("posted receive %d was declined", salt), 1;
-      post(p.conn, Collective::AllGather, &cue, 1, nullptr);
-      const char* got = next(p.conn);
+      postMessage(p.conn, Collective::AllGather, &cue, 1, nullptr);
+      const char* got = nextPayload(p.conn);
       if ((salt == 1) != (got == dst.data()))
         return ctx.report("payload %d landed %s", salt,
                           got == dst.data() ? "posted" : "in its slot"),
@@ -144,19 +128,20 @@ int rankMain(test::RankContext& ctx) {
     // 5. Posted, then taken by a rank that only waits, before it looks.
     std::fill(dst.begin(), dst.end(), 0);
     p.conn->postReceive(1, MemRef::host(dst.data()), kBytes, false);  // behind the sender's cue
-    post(p.conn, Collective::AllGather, &cue, 1, nullptr);
-    next(p.conn);  // the sender's cue that it lent the payload
+    postMessage(p.conn, Collective::AllGather, &cue, 1, nullptr);
+    nextPayload(p.conn);  // the sender's cue that it lent the payload
     p.conn->release();
     for (Deadline d = Deadline::after(20); dst[kBytes - 1] != test::patternByte(kBytes - 1, 5);) {
       if (d.expired()) return ctx.report("takeLent never took the payload"), 1;
       p.conn->takeLent();
     }
-    if (next(p.conn) != dst.data()) return ctx.report("the taken payload is not in place"), 1;
+    if (nextPayload(p.conn) != dst.data())
+      return ctx.report("the taken payload is not in place"), 1;
     if (!samePattern(dst.data(), 5)) return ctx.report("the bytes of the taken payload"), 1;
     p.conn->release();
     // 6. Posted, then revoked by a sender that failed: never read, and no hang.
     p.conn->postReceive(0, MemRef::host(dst.data()), kBytes, false);
-    post(p.conn, Collective::AllGather, &cue, 1, nullptr);
+    postMessage(p.conn, Collective::AllGather, &cue, 1, nullptr);
     if (!p.bs->barrier(Deadline::after(20)).ok()) return ctx.report("barrier"), 1;  // revoked
     const void* payload = nullptr;
     if (p.conn->peek(&payload)) return ctx.report("a revoked payload was read"), 1;
@@ -181,9 +166,9 @@ int rankMain(test::RankContext& ctx) {
   for (int salt = 1; salt <= 4; ++salt) {
     const Case& c = cases[salt - 1];
     fill(c.from, salt);
-    next(p.conn), p.conn->release();  // the receiver posted (or not)
+    nextPayload(p.conn), p.conn->release();  // the receiver posted (or not)
     Completion sent;
-    post(p.conn, c.coll, c.from, kBytes, &sent);
+    postMessage(p.conn, c.coll, c.from, kBytes, &sent);
     if (sent.finished() == c.lent)
       return ctx.report("payload %d %s", salt, c.lent ? "copied" : "lent"), 1;
     for (Deadline d = Deadline::after(20); !p.conn->test(sent);)
@@ -191,18 +176,18 @@ int rankMain(test::RankContext& ctx) {
   }
   // 5.
   fill(src, 5);
-  next(p.conn), p.conn->release();                        // posted
-  post(p.conn, Collective::AllGather, &cue, 1, nullptr);  // the cue comes before the payload
+  nextPayload(p.conn), p.conn->release();                        // posted
+  postMessage(p.conn, Collective::AllGather, &cue, 1, nullptr);  // the cue comes before the payload
   Completion sent;
-  post(p.conn, Collective::ReduceScatter, src, kBytes, &sent);
+  postMessage(p.conn, Collective::ReduceScatter, src, kBytes, &sent);
   if (sent.finished()) return ctx.report("payload 5 was copied"), 1;
   for (Deadline d = Deadline::after(20); !p.conn->test(sent);)
     if (d.expired()) return ctx.report("takeLent never gave the payload back"), 1;
   // 6.
-  next(p.conn), p.conn->release();  // posted
+  nextPayload(p.conn), p.conn->release();  // posted
   sent = {};
   fill(src, 6);
-  post(p.conn, Collective::AllReduce, src, kBytes, &sent);
+  postMessage(p.conn, Collective::AllReduce, src, kBytes, &sent);
   if (sent.finished()) return ctx.report("the last payload was not lent"), 1;
   p.conn->reclaimLent();
   if (!p.bs->barrier(Deadline::after(20)).ok()) return ctx.report("barrier"), 1;

@@ -2,9 +2,12 @@
 // transport, for tests below the executor: each rank holds its connection to the other.
 #pragma once
 
+#include <sched.h>
+
 #include <memory>
 
 #include "bootstrap/bootstrap.h"
+#include "core/op_desc.h"
 #include "harness/multirank.h"
 #include "transport/shm/shm_transport.h"
 
@@ -28,6 +31,30 @@ inline bool connectShmPair(RankContext& ctx, const ShmOptions& options, ShmPair*
   }
   p->conn = p->shm->connection(1 - ctx.rank);
   return true;
+}
+
+// The header of a test message of `bytes` for `coll` (of a 1 MiB call of bytes).
+inline WireHeader messageHeader(Collective coll, uint32_t bytes) {
+  WireHeader h{};
+  h.bytes = bytes;
+  h.coll = uint8_t(coll);
+  h.dtype = uint8_t(DataType::Uint8);
+  h.count = 1 << 20;
+  return h;
+}
+
+// Posts a message, waiting while the ring is full.
+inline void postMessage(Connection* c, Collective coll, const void* data, uint32_t bytes,
+                        Completion* sent) {
+  while (!c->postSend(messageHeader(coll, bytes), MemRef::host(data), sent)) sched_yield();
+}
+
+// Waits (up to 20 s) for the next message and returns its payload, still unreleased; null if
+// none came.
+inline const char* nextPayload(Connection* c) {
+  const void* payload = nullptr;
+  for (Deadline d = Deadline::after(20); !c->peek(&payload) && !d.expired();) sched_yield();
+  return static_cast<const char*>(payload);
 }
 
 // Byte i of a test pattern; `salt` tells patterns apart.
