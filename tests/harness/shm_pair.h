@@ -33,6 +33,15 @@ inline bool connectShmPair(RankContext& ctx, const ShmOptions& options, ShmPair*
   return true;
 }
 
+// connectShmPair for tests of lending: 0 once connected with cross-memory access to the peer,
+// 77 (reported) where the kernel refuses it, 1 where set-up failed.
+inline int connectLendingPair(RankContext& ctx, const ShmOptions& options, ShmPair* p) {
+  if (!connectShmPair(ctx, options, p)) return 1;
+  if (p->conn->receiveWindow()) return 0;
+  ctx.report("the kernel refuses cross-memory access between these processes");
+  return 77;
+}
+
 // The header of a test message of `bytes` for `coll` (of a 1 MiB call of bytes).
 inline WireHeader messageHeader(Collective coll, uint32_t bytes) {
   WireHeader h{};
