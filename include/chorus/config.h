@@ -16,7 +16,7 @@ struct Config {
   int shmSlots = 8;                 // CHORUS_SHM_SLOTS: messages in flight per pair
   // CHORUS_SHM_LEND_BYTES: allgathers whose blocks are this large or larger are read by the
   // receiver straight from the sender's buffer (cross-memory attach), not copied through a
-  // slot; 0: never.
+  // slot; 0: never, nor payloads in memory from allocateShared (which are lent from 16 KiB).
   size_t shmLendBytes = 512 << 10;
   int64_t spinNs = 50000;  // CHORUS_SPIN_NS: busy-wait before sleeping
   // CHORUS_STREAM_BYTES: a call that touches at least this many bytes of the caller's buffers
