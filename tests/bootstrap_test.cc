@@ -751,6 +751,24 @@ TEST(BootstrapHelpers, Addresses) {
   EXPECT_FALSE(parseHostPort("10.1.2.3", &a).ok());
 }
 
+// A connect retried until the deadline is a Timeout, whatever its last attempt said, so the
+// set-up that called it asks who still answers (a peer cut off from the network is named).
+TEST(BootstrapHelpers, ConnectRetriedToTheDeadlineIsATimeout) {
+  SockAddr loopback;
+  ASSERT_TRUE(parseHostPort("127.0.0.1:0", &loopback).ok());
+  Socket reserved;  // bound, not listening: connections to its port are refused
+  ASSERT_TRUE(bindOnly(loopback, &reserved).ok());
+  SockAddr refusing;
+  ASSERT_TRUE(localAddress(reserved.fd(), &refusing).ok());
+  Socket s;
+  int lastErrno = 0;
+  const Status st = connectWithRetry(refusing, Deadline::after(0.2), &s, &lastErrno);
+  EXPECT_EQ(st.code(), StatusCode::Timeout) << st.toString();
+  EXPECT_EQ(lastErrno, ECONNREFUSED);
+  EXPECT_TRUE(contains(st.message(), refusing.toString())) << st.message();
+  EXPECT_FALSE(s.valid());
+}
+
 TEST(BootstrapHelpers, UniqueIdRoundTrip) {
   uint8_t secret[kSecretBytes];
   for (size_t i = 0; i < kSecretBytes; ++i) secret[i] = uint8_t(i * 7);

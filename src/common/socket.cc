@@ -347,7 +347,10 @@ Status connectWithRetry(const SockAddr& addr, Deadline deadline, Socket* out, in
     if (deadline.expired()) break;
   }
   if (lastErrno) *lastErrno = err;
-  return Status::FromErrno(err, "connect to " + addr.toString());
+  // The deadline ended the attempts, so this is a timeout whatever the last attempt said: a
+  // caller that times out asks who still answers, which names a peer cut off from the network.
+  return Status::Timeout(Status::FromErrno(err, "connect to " + addr.toString()).message() +
+                         " (retried until the deadline)");
 }
 
 Status sendAll(int fd, const void* data, size_t bytes, Deadline deadline) {

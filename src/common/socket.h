@@ -97,7 +97,7 @@ Status localAddress(int fd, SockAddr* out);
 Status acceptOne(int listenFd, Socket* out, SockAddr* peer, bool* got, int* failedErrno = nullptr);
 
 // Connects to `addr`, retrying with exponential backoff (refused, unreachable, timed out...)
-// until `deadline`. On failure `*lastErrno` holds the last error, for the caller's message.
+// until `deadline`. On failure (a Timeout) `*lastErrno` holds the last attempt's error.
 Status connectWithRetry(const SockAddr& addr, Deadline deadline, Socket* out, int* lastErrno);
 
 // Waits for `events` on fd until deadline; `*revents` is 0 on timeout.

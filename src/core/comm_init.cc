@@ -63,7 +63,15 @@ Status Communicator::Impl::init(const UniqueId& id, int r, int n, const Config& 
   Deadline deadline = Deadline::after(config.timeoutSec);
   CHORUS_RETURN_IF_ERROR(Bootstrap::connect(id, rank, size, deadline, &bootstrap));
   Status st = initOverBootstrap(deadline);
-  return st.ok() ? st : rootCauseOf(st);
+  if (st.ok()) return st;
+  st = rootCauseOf(st);
+  // A failure this rank found itself is news to the ranks still setting up, which may be
+  // waiting for this one (a connection it will now never open) and would otherwise learn only
+  // that it left. A timeout is left out: it says only that this rank waited, and the ranks that
+  // wait for it time out too.
+  if (st.code() != StatusCode::Timeout && bootstrap->firstFailure().ok())
+    bootstrap->reportError(st);
+  return st;
 }
 
 // A set-up step that fails because a rank died or stopped names the peer it was talking to,
