@@ -27,6 +27,8 @@ struct WireHeader {
   uint8_t dtype;   // DataType
   uint8_t op;      // RedOp
   uint8_t kind;    // kWireData or kWireReady; values from 0x80 are a transport's own
+
+  bool operator==(const WireHeader&) const = default;
 };
 
 // WireHeader::kind. A ready notice (no payload) tells a rank that sends to this one during a

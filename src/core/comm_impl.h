@@ -111,6 +111,8 @@ struct Communicator::Impl {
   // Validates nothing: the entry points have. Runs `d` to completion, or queues it when a
   // group is open on this thread.
   Status run(const OpDesc& d, bool inGroup, const void* in, void* out, const void* premulScalar);
+  // A lone small send or receive done at once (Executor::sendAtOnce): true if it was.
+  bool p2pAtOnce(const OpDesc& d, const void* in, void* out);
 
   // One call made ready to execute: its plan, bound buffers and lowered op.
   struct Prepared {

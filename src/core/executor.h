@@ -119,6 +119,17 @@ class Executor {
   Status run(const Plan& plan, const OpDesc& desc, uint32_t opSeq, RedOp reduceOp,
              const ExecBuffers& bufs, Deadline deadline);
   const ExecEnv& env() const { return env_; }
+
+  // A lone point-to-point call, between runs, without a plan, for messages the general path
+  // would send whole (at most one chunk for this peer) up to kAtOnceBytes: the send posts its
+  // message (the transport copies it now), the receive takes its message if it is there or
+  // arrives within the first idle polls (ExecEnv::busyPolls). False where that cannot be done
+  // at once (too large, no credit, nothing arrived yet, a header other than the one expected,
+  // a failure, memory still lent): the caller then takes the general path, which waits, or
+  // reports what differs.
+  static constexpr size_t kAtOnceBytes = 4096;
+  bool sendAtOnce(int peer, const void* data, uint32_t bytes);
+  bool receiveAtOnce(int peer, void* data, uint32_t bytes);
   // After a failed run, before its buffers go back to the caller: makes every connection stop
   // touching memory that this run lent it (postSend) or posted to it (postReceive).
   void reclaimLent();
@@ -179,6 +190,7 @@ class Executor {
   bool lentPending();                                     // drops the returned ones
   bool lentOverlaps(const char* begin, const char* end);  // ... then checks the rest
   bool headerMatches(const WireHeader& h, const Step& s, uint64_t n) const;
+  bool goesAtOnce(int peer, uint32_t bytes) const;  // sendAtOnce's size rule
   // What differs between `got`, from `peer`, and the message expected: data of `expectBytes`
   // (for a point-to-point step of `p2pCount` bytes), or a ready notice.
   Status mismatch(const WireHeader& got, int peer, uint64_t p2pCount, uint64_t expectBytes,
