@@ -242,6 +242,10 @@ Status Communicator::Impl::run(const OpDesc& d, bool inGroup, const void* in, vo
 bool Communicator::Impl::p2pAtOnce(const OpDesc& d, const void* in, void* out) {
   // Device buffers must be classified and refused (prepare) before the CPU reads them.
   if (d.count == 0 || d.count > Executor::kAtOnceBytes || cudaDevice >= 0) return false;
+  // Its plan is made with the first call even so: a later call that must wait takes the
+  // general path, and then finds its plan warm instead of allocating one mid-run.
+  const Plan* plan = nullptr;
+  if (!planFor(d, &plan).ok()) return false;
   const uint32_t bytes = uint32_t(d.count);
   const int64_t startNs = nowNs();
   if (d.coll == Collective::Send ? !executor->sendAtOnce(d.root, in, bytes)
