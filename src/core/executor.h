@@ -190,7 +190,7 @@ class Executor {
   bool lentPending();                                     // drops the returned ones
   bool lentOverlaps(const char* begin, const char* end);  // ... then checks the rest
   bool headerMatches(const WireHeader& h, const Step& s, uint64_t n) const;
-  bool goesAtOnce(int peer, uint32_t bytes) const;  // sendAtOnce's size rule
+  bool goesAtOnce(int peer, uint32_t bytes) const;  // the size rule of both *AtOnce calls
   // What differs between `got`, from `peer`, and the message expected: data of `expectBytes`
   // (for a point-to-point step of `p2pCount` bytes), or a ready notice.
   Status mismatch(const WireHeader& got, int peer, uint64_t p2pCount, uint64_t expectBytes,
