@@ -8,8 +8,9 @@
 # (epoch 1 includes warm-up) with the spread and the slowest round, the speed-up over ddp on
 # 1 rank, the ratio to PyTorch DDP, and parameter + optimiser bytes on the rank
 # holding the most.
-# Strategies: ddp ddp-no-overlap ddp-shard (--shard-optimizer --bucket-mb 1) zero tensor pipeline
-# hybrid-tensor hybrid-pipeline (all but ddp-shard by default).
+# Strategies: ddp (overlap as chorus-train decides from the CPUs), ddp-overlap, ddp-no-overlap,
+# ddp-shard (--shard-optimizer --bucket-mb 1), zero, tensor, pipeline, hybrid-tensor,
+# hybrid-pipeline (all but ddp-shard by default).
 #   perf/train_compare.sh [-n "1 2 4"] [-e EPOCHS] [-r ROUNDS] [-s "ddp zero ..."]
 #                         [-b BUILD_DIR] [-- extra chorus-train args]
 # Timings are only meaningful on a quiet machine: the load average is printed before and after.
@@ -19,7 +20,7 @@ BUILD="${CHORUS_BUILD_DIR:-$ROOT/build}"
 RANKS="1 2 4"
 EPOCHS=3
 ROUNDS=3
-STRATEGIES="ddp ddp-no-overlap zero tensor pipeline hybrid-tensor hybrid-pipeline"
+STRATEGIES="ddp ddp-overlap ddp-no-overlap zero tensor pipeline hybrid-tensor hybrid-pipeline"
 while (($#)); do
   case "$1" in
     -n) RANKS="$2"; shift 2 ;;
@@ -52,6 +53,7 @@ strategy_args() {
   local s="$1" n="$2"
   case "$s" in
     ddp) echo "--strategy ddp" ;;
+    ddp-overlap) echo "--strategy ddp --overlap" ;;
     ddp-no-overlap) echo "--strategy ddp --no-overlap" ;;
     ddp-shard) echo "--strategy ddp --shard-optimizer --bucket-mb 1" ;;
     zero | tensor) echo "--strategy $s" ;;

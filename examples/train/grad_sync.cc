@@ -15,6 +15,9 @@ GradSync::GradSync(CommThread* comm, size_t paramCount, size_t bucketElems, bool
       shard_(shard && comm && size > 1),
       paramCount_(paramCount),
       buf_(kHeader + paramCount, 0.0f) {
+  // Without overlap, buckets would only cut one allreduce into several calls, each paying a
+  // call's latency; sharded, they still let one shard's step run while another is gathered.
+  if (!overlap_ && !shard_) bucketElems = buf_.size();
   bucketElems = std::max<size_t>(bucketElems, 1024);
   size_t first = 0;
   if (shard_) {
@@ -44,22 +47,25 @@ void GradSync::begin() {
   launched_ = 0;
 }
 
-void GradSync::launch(size_t b) {
+CommThread::Job GradSync::job(size_t b) {
   float* p = buf_.data() + bounds_[b];
   const size_t n = bounds_[b + 1] - bounds_[b];
   if (sharded(b)) {
     const size_t part = n / size_t(size_);
     float* mine = p + part * size_t(rank_);
-    tickets_[b] = comm_->submit([p, mine, part](chorus::Communicator& c) {
+    return [p, mine, part](chorus::Communicator& c) {
       return c.reduceScatter(p, mine, part, chorus::DataType::Float32, chorus::RedOp::Sum)
           .withContext("gradient bucket reduce-scatter");
-    });
-    return;
+    };
   }
-  tickets_[b] = comm_->submit([p, n](chorus::Communicator& c) {
+  return [p, n](chorus::Communicator& c) {
     return c.allReduce(p, p, n, chorus::DataType::Float32, chorus::RedOp::Sum)
         .withContext("gradient bucket allreduce");
-  });
+  };
+}
+
+void GradSync::launch(size_t b) {
+  tickets_[b] = comm_->submit(job(b));
 }
 
 void GradSync::ready(size_t frontier) {
@@ -70,12 +76,18 @@ void GradSync::ready(size_t frontier) {
 
 chorus::Status GradSync::finish(const std::function<void(size_t, size_t)>& step, double* waitSec,
                                 float* params) {
+  if (comm_ && !overlap_ && !shard_) {
+    // Without overlap the naive way: everything reduced first, then one optimiser pass. The
+    // training thread makes the calls itself: it would only wait for the communication thread.
+    const int64_t t0 = chorus::nowNs();
+    for (; launched_ < bucketCount(); ++launched_)
+      CHORUS_RETURN_IF_ERROR(comm_->runHere(job(launched_)));
+    *waitSec += double(chorus::nowNs() - t0) * 1e-9;
+  }
   if (comm_) {
     while (launched_ < bucketCount()) launch(launched_++);
   }
   if (shard_) return finishSharded(step, waitSec, params);
-  // Without overlap the naive way: everything reduced first, then one optimiser pass.
-  if (comm_ && !overlap_) CHORUS_RETURN_IF_ERROR(waitFor(tickets_.back(), waitSec));
   for (size_t b = 0; b < bucketCount(); ++b) {
     if (comm_ && overlap_) CHORUS_RETURN_IF_ERROR(waitFor(tickets_[b], waitSec));
     const size_t lo = std::max(bounds_[b], kHeader), hi = bounds_[b + 1];

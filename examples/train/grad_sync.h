@@ -7,6 +7,9 @@
 // The buffer starts with a small header (per-rank loss sum and correct count) that rides in
 // the first bucket, so the batch loss costs no collective of its own.
 //
+// Without overlap (--no-overlap, or where a rank has no CPU to spare: overlap_policy.h) the
+// gradients go in one allreduce after backward, made by the training thread itself.
+//
 // With a sharded optimiser (--shard-optimizer, ZeRO stage 1 inside ddp) a bucket is
 // reduce-scattered instead, the optimiser steps only this rank's 1/P of it, and an allgather of
 // the updated parameters rebuilds the replica: the same bytes on the wire as the allreduce (its
@@ -47,6 +50,7 @@ class GradSync {
                         float* params = nullptr);
 
  private:
+  CommThread::Job job(size_t b);  // bucket b's allreduce or reduce-scatter
   void launch(size_t b);
   bool sharded(size_t b) const;
   chorus::Status waitFor(uint64_t ticket, double* waitSec);

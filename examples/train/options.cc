@@ -63,13 +63,16 @@ int parseOptions(int argc, char** argv, Options* o) {
                "hybrid: ranks along the data dimension of the grid");
   cli::choice(app, "--hybrid", &o->hybrid, {"tensor", "pipeline"},
               "hybrid: what runs along the model dimension");
-  cli::real(app, "--bucket-mb", &o->bucketMb, 1e-4, 1e9, "gradient bucket size in MiB");
+  cli::real(app, "--bucket-mb", &o->bucketMb, 1e-4, 1e9,
+            "gradient bucket size in MiB (with overlap; without, one bucket unless sharded)");
   app.add_flag_callback(
       "--no-overlap", [o] { o->overlap = false; },
-      "allreduce all buckets after backward instead of during it");
+      "allreduce the gradients after backward instead of during it (the default where a "
+      "rank has no second CPU for its communication)");
   app.add_flag_callback(
       "--overlap", [o] { o->overlap = true; },
-      "allreduce each bucket as soon as backward fills it (default)");
+      "allreduce each bucket as soon as backward fills it (the default where each rank has "
+      "2 CPUs or more)");
   app.add_flag("--shard-optimizer", o->shardOptimizer,
                "ddp: reduce-scatter buckets, step this rank's 1/P of the optimiser, allgather the "
                "parameters (ZeRO stage 1)");

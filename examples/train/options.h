@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,7 +21,7 @@ struct Options {
   int64_t testLimit = 0;   // 0: every test image
   int64_t maxSteps = 0;    // 0: no limit; stops the run after this many steps in all
   double bucketMb = 0.25;
-  bool overlap = true;
+  std::optional<bool> overlap;  // unset: decided from the ranks and CPUs (overlap_policy.h)
   bool shardOptimizer = false;  // ddp: reduce-scatter, step 1/P of the optimiser, allgather
   int checkEvery = 100;         // steps between parameter-hash comparisons; 0 turns the check off
   int blasThreads = 1;

@@ -10,6 +10,7 @@
 #include "evaluate.h"
 #include "grad_sync.h"
 #include "mlp.h"
+#include "overlap_policy.h"
 #include "rng.h"
 #include "sgd.h"
 
@@ -27,15 +28,19 @@ std::vector<int> modelDims(const Options& o, const Dataset& d) {
 
 class Trainer {
  public:
-  Trainer(const Options& o, chorus::Communicator* comm, const Dataset& train, const Dataset& test)
+  // overlapWhy: why o.overlap was chosen, when the command line left it open.
+  Trainer(const Options& o, std::string overlapWhy, chorus::Communicator* comm,
+          const Dataset& train, const Dataset& test)
       : o_(o),
+        overlap_(o.overlap.value_or(true)),
+        overlapWhy_(std::move(overlapWhy)),
         rank_(comm ? comm->rank() : 0),
         size_(comm ? comm->size() : 1),
         train_(train),
         test_(test),
         mlp_(modelDims(o, train)),
         ct_(size_ > 1 ? std::make_unique<CommThread>(comm) : nullptr),
-        sync_(ct_.get(), mlp_.paramCount(), size_t(o.bucketMb * (1 << 20) / 4), o.overlap, rank_,
+        sync_(ct_.get(), mlp_.paramCount(), size_t(o.bucketMb * (1 << 20) / 4), overlap_, rank_,
               size_, o.shardOptimizer),
         sgd_(mlp_.paramCount(), o.lr, o.momentum) {}
 
@@ -49,8 +54,11 @@ class Trainer {
   Status saveIfAsked();
   Status finishRun();
   bool lead() const { return rank_ == 0; }
+  std::string overlapNote() const;
 
   const Options& o_;
+  const bool overlap_;
+  const std::string overlapWhy_;
   const int rank_, size_;
   const Dataset& train_;
   const Dataset& test_;
@@ -145,7 +153,7 @@ Status Trainer::step(const uint32_t* batch, int globalBatch, double* loss, doubl
   float* header = sync_.header();
   header[0] = float(lossSum * scale);
   header[1] = float(double(correct) * scale);
-  const size_t slice = size_ > 1 ? size_t(o_.bucketMb * (1 << 20) / 4) : SIZE_MAX;
+  const size_t slice = size_ > 1 && overlap_ ? size_t(o_.bucketMb * (1 << 20) / 4) : SIZE_MAX;
   mlp_.backward(params, sync_.grads(), slice, [&](size_t f) { sync_.ready(f); });
   const float* grads = sync_.grads();
   CHORUS_RETURN_IF_ERROR(
@@ -197,8 +205,7 @@ Status Trainer::finishRun() {
   uint64_t hash;
   CHORUS_RETURN_IF_ERROR(checkReplicasAgree(ct_.get(), size_, state_.params, state_.step, &hash));
   const size_t bytes = mlp_.paramCount() * sizeof(float);  // parameters, and as much momentum
-  RunInfo info{"ddp",         size_, o_.batch, o_.overlap, sync_.bucketCount(),
-               hexHash(hash), bytes, bytes};
+  RunInfo info{"ddp", size_, o_.batch, overlap_, sync_.bucketCount(), hexHash(hash), bytes, bytes};
   CHORUS_RETURN_IF_ERROR(writeRunFiles(o_.metrics, o_.plot, rank_, info, state_.history,
                                        state_.stepLoss, (train_.count + o_.batch - 1) / o_.batch));
   if (!lead()) return Status::Ok();
@@ -208,8 +215,15 @@ Status Trainer::finishRun() {
       "samples/s, %zu bucket(s)%s, param_hash %s, replicas identical\n",
       size_, int(state_.history.size()), (unsigned long long)state_.step, 100 * last.testAccuracy,
       samplesPerSecond(state_.history), sync_.bucketCount(),
-      size_ > 1 ? (o_.overlap ? " overlapped" : " not overlapped") : "", info.paramHash.c_str());
+      size_ > 1 ? (overlap_ ? " overlapped" : " not overlapped") : "", info.paramHash.c_str());
   return Status::Ok();
+}
+
+// ", overlapped: 2 rank(s) on this machine, 2 CPUs each" for the run's first line.
+std::string Trainer::overlapNote() const {
+  if (size_ == 1) return "";
+  std::string note = overlap_ ? ", overlapped" : ", not overlapped";
+  return overlapWhy_.empty() ? note : note + ": " + overlapWhy_;
 }
 
 Status Trainer::run() {
@@ -225,9 +239,8 @@ Status Trainer::run() {
     printf(
         " (%zu parameters, %zu bucket(s)%s), %lld training / %lld test images, batch %d, "
         "lr %g, momentum %g\n",
-        mlp_.paramCount(), sync_.bucketCount(), o_.overlap ? "" : ", no overlap",
-        (long long)train_.count, (long long)test_.count, o_.batch, double(o_.lr),
-        double(o_.momentum));
+        mlp_.paramCount(), sync_.bucketCount(), overlapNote().c_str(), (long long)train_.count,
+        (long long)test_.count, o_.batch, double(o_.lr), double(o_.momentum));
     printf("BLAS kernels: %s\n", blasKernels().c_str());
     fflush(stdout);
   }
@@ -289,7 +302,15 @@ Status runEpoch(const Options& o, int rank, CommThread* ct, const Dataset& train
 
 Status runTraining(const Options& o, chorus::Communicator* comm, const Dataset& trainSet,
                    const Dataset& testSet) {
-  Trainer t(o, comm, trainSet, testSet);
+  Options chosen = o;
+  std::string why;
+  if (!chosen.overlap && comm && comm->size() > 1) {
+    HostShare share;
+    CHORUS_RETURN_IF_ERROR(measureHostShare(*comm, &share));
+    chosen.overlap = overlapPays(share);
+    why = describe(share);
+  }
+  Trainer t(chosen, std::move(why), comm, trainSet, testSet);
   return t.run();
 }
 

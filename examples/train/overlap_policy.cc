@@ -1,0 +1,56 @@
+#include "overlap_policy.h"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <vector>
+
+namespace train {
+namespace {
+
+// FNV-1a: a stable 64-bit name for this machine.
+uint64_t machineId() {
+  std::string id;
+  std::ifstream("/proc/sys/kernel/random/boot_id") >> id;
+  if (id.empty()) {
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    id = host;
+  }
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : id) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+int cpusAllowed() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return 1;
+  return std::max(1, CPU_COUNT(&set));
+}
+
+}  // namespace
+
+chorus::Status measureHostShare(chorus::Communicator& comm, HostShare* out) {
+  const uint64_t mine = machineId();
+  std::vector<uint64_t> all(size_t(comm.size()));
+  CHORUS_RETURN_IF_ERROR(comm.allGather(&mine, all.data(), 1, chorus::DataType::Uint64)
+                             .withContext("counting the ranks on each machine"));
+  out->localRanks = int(std::count(all.begin(), all.end(), mine));
+  const long online = std::max(1L, sysconf(_SC_NPROCESSORS_ONLN));
+  out->cpus = std::max(1, std::min(cpusAllowed(), int(online / out->localRanks)));
+  return chorus::Status::Ok();
+}
+
+bool overlapPays(const HostShare& h) {
+  return h.cpus >= 2;
+}
+
+std::string describe(const HostShare& h) {
+  return std::to_string(h.localRanks) + " rank(s) on this machine, " + std::to_string(h.cpus) +
+         (h.cpus == 1 ? " CPU each" : " CPUs each");
+}
+
+}  // namespace train
