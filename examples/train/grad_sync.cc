@@ -68,6 +68,18 @@ void GradSync::launch(size_t b) {
   tickets_[b] = comm_->submit(job(b));
 }
 
+chorus::Status GradSync::call(CommThread::Job j, uint64_t* ticket, double* waitSec) {
+  if (overlap_) {
+    *ticket = comm_->submit(std::move(j));
+    return chorus::Status::Ok();
+  }
+  *ticket = 0;  // done: waiting for it returns at once
+  const int64_t t0 = chorus::nowNs();
+  chorus::Status st = comm_->runHere(std::move(j));
+  *waitSec += double(chorus::nowNs() - t0) * 1e-9;
+  return st;
+}
+
 void GradSync::ready(size_t frontier) {
   if (!comm_ || !overlap_) return;
   while (launched_ < bucketCount() && bounds_[launched_ + 1] <= kHeader + frontier)
@@ -76,20 +88,13 @@ void GradSync::ready(size_t frontier) {
 
 chorus::Status GradSync::finish(const std::function<void(size_t, size_t)>& step, double* waitSec,
                                 float* params) {
-  if (comm_ && !overlap_ && !shard_) {
-    // Without overlap the naive way: everything reduced first, then one optimiser pass. The
-    // training thread makes the calls itself: it would only wait for the communication thread.
-    const int64_t t0 = chorus::nowNs();
-    for (; launched_ < bucketCount(); ++launched_)
-      CHORUS_RETURN_IF_ERROR(comm_->runHere(job(launched_)));
-    *waitSec += double(chorus::nowNs() - t0) * 1e-9;
-  }
-  if (comm_) {
-    while (launched_ < bucketCount()) launch(launched_++);
-  }
+  // What backward did not launch goes now: without overlap, everything (the naive way, all
+  // reduced before one optimiser pass).
+  for (; comm_ && launched_ < bucketCount(); ++launched_)
+    CHORUS_RETURN_IF_ERROR(call(job(launched_), &tickets_[launched_], waitSec));
   if (shard_) return finishSharded(step, waitSec, params);
   for (size_t b = 0; b < bucketCount(); ++b) {
-    if (comm_ && overlap_) CHORUS_RETURN_IF_ERROR(waitFor(tickets_[b], waitSec));
+    if (comm_) CHORUS_RETURN_IF_ERROR(waitFor(tickets_[b], waitSec));
     const size_t lo = std::max(bounds_[b], kHeader), hi = bounds_[b + 1];
     if (hi > lo) step(lo - kHeader, hi - kHeader);
   }
@@ -99,10 +104,13 @@ chorus::Status GradSync::finish(const std::function<void(size_t, size_t)>& step,
 chorus::Status GradSync::finishSharded(const std::function<void(size_t, size_t)>& step,
                                        double* waitSec, float* params) {
   float* header = buf_.data();
-  const uint64_t headerTicket = comm_->submit([header](chorus::Communicator& c) {
-    return c.allReduce(header, header, kHeader, chorus::DataType::Float32, chorus::RedOp::Sum)
-        .withContext("loss header allreduce");
-  });
+  uint64_t headerTicket;
+  CHORUS_RETURN_IF_ERROR(call(
+      [header](chorus::Communicator& c) {
+        return c.allReduce(header, header, kHeader, chorus::DataType::Float32, chorus::RedOp::Sum)
+            .withContext("loss header allreduce");
+      },
+      &headerTicket, waitSec));
   for (size_t b = 0; b < bucketCount(); ++b) {
     CHORUS_RETURN_IF_ERROR(waitFor(tickets_[b], waitSec));
     const size_t lo = bounds_[b] - kHeader, n = bounds_[b + 1] - bounds_[b];
@@ -116,10 +124,12 @@ chorus::Status GradSync::finishSharded(const std::function<void(size_t, size_t)>
     step(mine, mine + part);
     float* all = params + lo;
     float* own = params + mine;
-    gathers_[b] = comm_->submit([all, own, part](chorus::Communicator& c) {
-      return c.allGather(own, all, part, chorus::DataType::Float32)
-          .withContext("parameter bucket allgather");
-    });
+    CHORUS_RETURN_IF_ERROR(call(
+        [all, own, part](chorus::Communicator& c) {
+          return c.allGather(own, all, part, chorus::DataType::Float32)
+              .withContext("parameter bucket allgather");
+        },
+        &gathers_[b], waitSec));
   }
   CHORUS_RETURN_IF_ERROR(waitFor(headerTicket, waitSec));
   for (size_t b = 0; b < bucketCount(); ++b)

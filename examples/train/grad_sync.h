@@ -52,6 +52,9 @@ class GradSync {
  private:
   CommThread::Job job(size_t b);  // bucket b's allreduce or reduce-scatter
   void launch(size_t b);
+  // Overlapped, queues j on the communication thread; otherwise the training thread runs it
+  // (it would only wait for that thread) and `waitSec` grows by its time.
+  chorus::Status call(CommThread::Job j, uint64_t* ticket, double* waitSec);
   bool sharded(size_t b) const;
   chorus::Status waitFor(uint64_t ticket, double* waitSec);
   chorus::Status finishSharded(const std::function<void(size_t, size_t)>& step, double* waitSec,
