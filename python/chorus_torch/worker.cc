@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "chorus/group.h"
+#include "worker_cpu.h"
 
 namespace chorus_torch {
 namespace {
@@ -59,6 +60,7 @@ void Worker::flush() {
 }
 
 void Worker::loop() {
+  placeWorkerThread();
   for (;;) {
     std::vector<Op> batch;
     {

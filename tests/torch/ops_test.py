@@ -245,12 +245,31 @@ def test_errors(rank, n):
     check("allreduce after rejected calls", t, torch.full((8,), float(n)))
 
 
+def test_worker_cpu(rank, n):
+    """Each group's worker thread runs on its local rank's CPU where there is one per local rank
+    (python/chorus_torch/worker_cpu.h), and where it may otherwise."""
+    allowed = sorted(os.sched_getaffinity(0))
+    local, local_size = int(os.environ["LOCAL_RANK"]), int(os.environ["LOCAL_WORLD_SIZE"])
+    want = {allowed[local]} if len(allowed) >= local_size else set(allowed)
+    workers = []
+    for tid in os.listdir("/proc/self/task"):
+        with open(f"/proc/self/task/{tid}/comm") as f:
+            if f.read().strip() == "chorus-worker":
+                workers.append(int(tid))
+    if not workers:
+        failures.append("worker cpu: no thread named chorus-worker")
+    for tid in workers:
+        got = os.sched_getaffinity(tid)
+        if got != want:
+            failures.append(f"worker cpu: thread {tid} may run on {sorted(got)}, want {sorted(want)}")
+
+
 def main():
     dist.init_process_group("chorus")
     rank, n = dist.get_rank(), dist.get_world_size()
     assert dist.get_backend() == "chorus", dist.get_backend()
     tests = [test_allreduce, test_gathers, test_reduce_scatter, test_rooted, test_alltoall,
-             test_p2p, test_subgroup, test_errors]
+             test_p2p, test_subgroup, test_errors, test_worker_cpu]
     only = os.environ.get("CHORUS_TORCH_TEST", "")
     for test in tests:
         if only and only not in test.__name__:
