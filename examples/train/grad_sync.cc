@@ -118,8 +118,8 @@ chorus::Status GradSync::finishSharded(const std::function<void(size_t, size_t)>
       step(lo, lo + n);
       continue;
     }
-    // Step this rank's shard, then let the others have it; the next bucket's shard is stepped
-    // while this allgather is in flight.
+    // Step this rank's shard, then let the others have it; overlapped, the next bucket's shard
+    // is stepped while this allgather is in flight.
     const size_t part = n / size_t(size_), mine = lo + part * size_t(rank_);
     step(mine, mine + part);
     float* all = params + lo;
