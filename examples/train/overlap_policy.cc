@@ -4,25 +4,14 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <fstream>
+#include <functional>
+#include <string>
 #include <vector>
+
+#include "topo/probe.h"
 
 namespace train {
 namespace {
-
-// FNV-1a: a stable 64-bit name for this machine.
-uint64_t machineId() {
-  std::string id;
-  std::ifstream("/proc/sys/kernel/random/boot_id") >> id;
-  if (id.empty()) {
-    char host[256] = {};
-    gethostname(host, sizeof host - 1);
-    id = host;
-  }
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : id) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
 
 int cpusAllowed() {
   cpu_set_t set;
@@ -34,7 +23,8 @@ int cpusAllowed() {
 }  // namespace
 
 chorus::Status measureHostShare(chorus::Communicator& comm, HostShare* out) {
-  const uint64_t mine = machineId();
+  // The host id Chorus's topology uses (host name and boot id), hashed to a fixed size.
+  const uint64_t mine = std::hash<std::string>{}(chorus::topo::defaultHostId());
   std::vector<uint64_t> all(size_t(comm.size()));
   CHORUS_RETURN_IF_ERROR(comm.allGather(&mine, all.data(), 1, chorus::DataType::Uint64)
                              .withContext("counting the ranks on each machine"));

@@ -18,8 +18,9 @@ struct HostShare {
   int cpus = 1;  // the CPUs it may run on, or its even share of the machine's, whichever is less
 };
 
-// Ranks on one machine are told apart by its boot id (ranks in separate network namespaces share
-// the CPUs too); a collective over `comm`, so every rank calls it.
+// Ranks on one machine are told apart by Chorus's host id (host name and boot id, so ranks in
+// separate network namespaces of one machine count as one: they share its CPUs); a collective
+// over `comm`, so every rank calls it.
 chorus::Status measureHostShare(chorus::Communicator& comm, HostShare* out);
 
 // Overlap pays when each rank has a CPU for its training thread and one for communication.
