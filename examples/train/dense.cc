@@ -1,19 +1,24 @@
 #include "dense.h"
 
-#include <cblas.h>
-
 #include <algorithm>
 
 namespace train {
 
+void sgemmOverwrite(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const float* a,
+                    int lda, const float* b, int ldb, float* c, int ldc) {
+  for (int i = 0; i < m; ++i) std::fill_n(c + size_t(i) * size_t(ldc), n, 0.0f);
+  if (m > 0 && n > 0 && k > 0)
+    cblas_sgemm(CblasRowMajor, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, 1.0f, c, ldc);
+}
+
 void denseForward(const float* in, int n, int inDim, const float* w, const float* bias, int out,
                   float* z) {
   if (n == 0) return;
-  if (bias) {
-    for (int i = 0; i < n; ++i) std::copy_n(bias, out, z + size_t(i) * size_t(out));
-  }
+  if (!bias)
+    return sgemmOverwrite(CblasNoTrans, CblasTrans, n, out, inDim, in, inDim, w, inDim, z, out);
+  for (int i = 0; i < n; ++i) std::copy_n(bias, out, z + size_t(i) * size_t(out));
   cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, out, inDim, 1.0f, in, inDim, w, inDim,
-              bias ? 1.0f : 0.0f, z, out);
+              1.0f, z, out);
 }
 
 void relu(float* z, size_t count) {
@@ -35,8 +40,7 @@ void denseGradAdd(const float* delta, int n, int out, const float* in, int inDim
 
 void denseInputGrad(const float* delta, int n, int out, const float* w, int inDim, float* dIn) {
   if (n == 0) return;
-  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, inDim, out, 1.0f, delta, out, w, inDim,
-              0.0f, dIn, inDim);
+  sgemmOverwrite(CblasNoTrans, CblasNoTrans, n, inDim, out, delta, out, w, inDim, dIn, inDim);
 }
 
 void reluMask(float* d, const float* a, size_t count) {

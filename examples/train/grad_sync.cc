@@ -15,9 +15,9 @@ GradSync::GradSync(CommThread* comm, size_t paramCount, size_t bucketElems, bool
       shard_(shard && comm && size > 1),
       paramCount_(paramCount),
       buf_(kHeader + paramCount, 0.0f) {
-  // Without overlap, buckets would only cut one allreduce into several calls, each paying a
-  // call's latency; sharded, they still let one shard's step run while another is gathered.
-  if (!overlap_ && !shard_) bucketElems = buf_.size();
+  // Without overlap, buckets would only cut one call into several, each paying a call's
+  // latency, with nothing to run beside them.
+  if (!overlap_) bucketElems = buf_.size();
   bucketElems = std::max<size_t>(bucketElems, 1024);
   size_t first = 0;
   if (shard_) {
@@ -27,6 +27,10 @@ GradSync::GradSync(CommThread* comm, size_t paramCount, size_t bucketElems, bool
   for (size_t at = first; at < buf_.size(); at += bucketElems) bounds_.push_back(at);
   // A tiny tail bucket would cost a whole allreduce latency: fold it into the one before.
   if (bounds_.size() > 1 && buf_.size() - bounds_.back() < bucketElems / 4) bounds_.pop_back();
+  // Sharded, the last bucket's (length mod P) elements go in an allreduce of their own, so that
+  // the rest of it is sharded too.
+  const size_t odd = shard_ ? (buf_.size() - bounds_.back()) % size_t(size) : 0;
+  if (odd && buf_.size() - odd > bounds_.back()) bounds_.push_back(buf_.size() - odd);
   bounds_.push_back(buf_.size());
   tickets_.assign(bucketCount(), 0);
   gathers_.assign(bucketCount(), 0);

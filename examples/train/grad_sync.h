@@ -14,8 +14,9 @@
 // reduce-scattered instead, the optimiser steps only this rank's 1/P of it, and an allgather of
 // the updated parameters rebuilds the replica: the same bytes on the wire as the allreduce (its
 // two halves), but each rank runs 1/P of the optimiser instead of all of it. Buckets then cover
-// parameters only (lengths a multiple of P, so that every rank's shard is the same size; a last
-// bucket that is not is allreduced whole) and the header travels in an allreduce of its own.
+// parameters only (lengths a multiple of P, so that every rank's shard is the same size; the
+// fewer than P elements left over at the end are allreduced on their own) and the header travels
+// in an allreduce of its own. Without overlap, one bucket: one reduce-scatter and one allgather.
 #pragma once
 
 #include <cstddef>

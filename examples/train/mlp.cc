@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "dense.h"
 #include "loss.h"
 #include "rng.h"
 
@@ -85,20 +86,16 @@ void Mlp::backward(const float* params, float* grads, size_t sliceElems,
     for (int r0 = 0; r0 < s.out; r0 += rowsPerSlice) {
       const int rows = std::min(rowsPerSlice, s.out - r0);
       float* dw = grads + s.weight + size_t(r0) * size_t(s.in);
-      if (n_ == 0) {
-        std::fill_n(dw, size_t(rows) * size_t(s.in), 0.0f);
-      } else {
-        cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, rows, s.in, n_, 1.0f,
-                    delta_.data() + r0, s.out, in, s.in, 0.0f, dw, s.in);
-      }
+      sgemmOverwrite(CblasTrans, CblasNoTrans, rows, s.in, n_, delta_.data() + r0, s.out, in, s.in,
+                     dw, s.in);
       ready(s.weight + size_t(r0 + rows) * size_t(s.in));
     }
     if (l == 0) break;
     // delta for the layer below: (delta * W) masked by ReLU'(its output).
     deltaPrev_.resize(size_t(n_) * size_t(s.in));
     if (n_ > 0) {
-      cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n_, s.in, s.out, 1.0f, delta_.data(),
-                  s.out, params + s.weight, s.in, 0.0f, deltaPrev_.data(), s.in);
+      sgemmOverwrite(CblasNoTrans, CblasNoTrans, n_, s.in, s.out, delta_.data(), s.out,
+                     params + s.weight, s.in, deltaPrev_.data(), s.in);
     }
     const std::vector<float>& a = act_[size_t(l) - 1];
     for (size_t i = 0; i < deltaPrev_.size(); ++i) deltaPrev_[i] = a[i] > 0 ? deltaPrev_[i] : 0;
