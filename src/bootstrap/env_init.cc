@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "common/env.h"
+#include "common/fnv1a.h"
 #include "common/log.h"
 #include "common/socket.h"
 
@@ -140,8 +141,7 @@ Status parseSecretHex(const std::string& hex, uint8_t* out) {
 // (a stale rank, a neighbour reusing the port) from joining each other by accident.
 void deriveJobSecret(const std::string& rootAddress, const std::string& jobId, uint8_t* out) {
   std::string input = "chorus-bootstrap-secret|" + rootAddress + "|" + jobId;
-  uint64_t h = 1469598103934665603ull;  // FNV-1a
-  for (unsigned char c : input) h = (h ^ c) * 1099511628211ull;
+  uint64_t h = fnv1a(input);
   for (size_t i = 0; i < kSecretBytes; i += 8) {
     h += 0x9e3779b97f4a7c15ull;  // splitmix64 expands the digest to 32 bytes
     uint64_t z = h;

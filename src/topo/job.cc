@@ -10,6 +10,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/fnv1a.h"
 #include "common/log.h"
 #include "topo/probe.h"
 
@@ -24,12 +25,6 @@ struct Hello {
   int32_t fileStatus;  // 0 no file, 1 loaded, -1 failed to load
   uint64_t fileDigest;
 };
-
-uint64_t fnv1a(const std::string& s) {
-  uint64_t h = 1469598103934665603ull;
-  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
-  return h;
-}
 
 std::string field(const char* p, size_t n) {
   return std::string(p, strnlen(p, n));

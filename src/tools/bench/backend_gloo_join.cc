@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "backend_gloo.h"
+#include "common/fnv1a.h"
 
 namespace chorus::bench {
 
@@ -57,10 +58,8 @@ Status jobKey(std::string* out) {
     return Status::InvalidArgument(
         "--impl gloo: no job id in the environment to name the "
         "rendezvous directory (CHORUS_COMM_ID, SLURM_JOB_ID, ...)");
-  uint64_t h = 1469598103934665603ull;  // FNV-1a
-  for (unsigned char c : job) h = (h ^ c) * 1099511628211ull;
   char hex[17];
-  snprintf(hex, sizeof hex, "%016llx", (unsigned long long)h);
+  snprintf(hex, sizeof hex, "%016llx", (unsigned long long)fnv1a(job));
   *out = hex;
   return Status::Ok();
 }
