@@ -3,7 +3,7 @@
 # iperf3, between two namespace-hosts (tests/netns/netns.sh), one rank per host, in one run.
 #
 #   perf/rdma_bench.sh [BUILD_DIR]      (root; default BUILD_DIR=build)
-#   env: SIZE=64M  ROUNDS=5  SECONDS_PER=2  COLLS="allreduce allgather"
+#   env: SIZE=64M  ROUNDS=5  SECONDS_PER=2  COLLS="allreduce allgather"  CHORUS_OFI_PROVIDER=tcp
 #        any CHORUS_* variable is passed to the ranks (CHORUS_RDMA_LANES, CHORUS_SOCKET_NSTREAMS).
 #
 # Each round measures, interleaved so that all see the same machine load: iperf3 both ways at
@@ -20,6 +20,7 @@ SIZE=${SIZE:-64M}
 ROUNDS=${ROUNDS:-5}
 SECS=${SECONDS_PER:-2}
 COLLS=${COLLS:-"allreduce allgather"}
+OFI_PROVIDER=${CHORUS_OFI_PROVIDER:-tcp}  # libfabric 1.17 also has "net" (its newer tcp) and "sockets"
 TAG=chorus-$$-rdma
 export CHORUS_SECRET=${CHORUS_SECRET:-$(openssl rand -hex 32)}  # the job is not on loopback
 for tool in iperf3 "$BIN/chorus-bench"; do
@@ -40,7 +41,7 @@ print("%.2f" % ((e["sum_received"]["bits_per_second"] + e["sum_received_bidir_re
 chorus() {  # NET COLL -> busbw in Gbit/s
   local out
   out=$(for r in 0 1; do
-    "$NETNS" exec $TAG $r env CHORUS_NET="$1" CHORUS_OFI_PROVIDER=tcp CHORUS_RANK=$r \
+    "$NETNS" exec $TAG $r env CHORUS_NET="$1" CHORUS_OFI_PROVIDER="$OFI_PROVIDER" CHORUS_RANK=$r \
       CHORUS_WORLD_SIZE=2 CHORUS_COMM_ID=10.77.0.1:29700 \
       "$BIN/chorus-bench" "$2" -b "$SIZE" -e "$SIZE" --placement oop --csv --no-progress -t "$SECS" &
   done; wait)
