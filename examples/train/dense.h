@@ -12,7 +12,7 @@ namespace train {
 // C (m x n, rows ldc apart) = op(A) * op(B), row-major, overwriting C (zeros where k is 0). The
 // same as cblas_sgemm with alpha 1 and beta 0, but OpenBLAS 0.3.21 clears C for beta 0 with scalar
 // stores (sgemm_beta), which took 5-6% of a training step here for the weight gradients; clearing C
-// with a vectorised fill and adding with beta 1 (which skips that pass) costs about 40% of it.
+// with a vectorised fill and adding with beta 1 (which skips that pass) costs 30-40% of it.
 void sgemmOverwrite(CBLAS_TRANSPOSE ta, CBLAS_TRANSPOSE tb, int m, int n, int k, const float* a,
                     int lda, const float* b, int ldb, float* c, int ldc);
 
