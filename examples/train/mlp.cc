@@ -43,15 +43,8 @@ void Mlp::forward(const float* params, const float* x, int n) {
     const LayerSlot& s = layers_[size_t(l)];
     std::vector<float>& z = act_[size_t(l)];
     z.resize(size_t(n) * size_t(s.out));
-    if (n == 0) continue;
-    for (int i = 0; i < n; ++i)
-      std::copy_n(params + s.bias, s.out, z.data() + size_t(i) * size_t(s.out));
-    // z = in * W^T + b  (in: n x in, W: out x in)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, s.out, s.in, 1.0f, in, s.in,
-                params + s.weight, s.in, 1.0f, z.data(), s.out);
-    if (l + 1 < layerCount()) {
-      for (float& v : z) v = v > 0 ? v : 0;
-    }
+    denseForward(in, n, s.in, params + s.weight, params + s.bias, s.out, z.data());
+    if (l + 1 < layerCount()) relu(z.data(), z.size());
     in = z.data();
   }
 }
@@ -93,12 +86,8 @@ void Mlp::backward(const float* params, float* grads, size_t sliceElems,
     if (l == 0) break;
     // delta for the layer below: (delta * W) masked by ReLU'(its output).
     deltaPrev_.resize(size_t(n_) * size_t(s.in));
-    if (n_ > 0) {
-      sgemmOverwrite(CblasNoTrans, CblasNoTrans, n_, s.in, s.out, delta_.data(), s.out,
-                     params + s.weight, s.in, deltaPrev_.data(), s.in);
-    }
-    const std::vector<float>& a = act_[size_t(l) - 1];
-    for (size_t i = 0; i < deltaPrev_.size(); ++i) deltaPrev_[i] = a[i] > 0 ? deltaPrev_[i] : 0;
+    denseInputGrad(delta_.data(), n_, s.out, params + s.weight, s.in, deltaPrev_.data());
+    reluMask(deltaPrev_.data(), act_[size_t(l) - 1].data(), deltaPrev_.size());
     delta_.swap(deltaPrev_);
   }
 }

@@ -4,10 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <functional>
-#include <string>
 #include <vector>
 
+#include "common/fnv1a.h"
 #include "topo/probe.h"
 
 namespace train {
@@ -24,7 +23,7 @@ int cpusAllowed() {
 
 chorus::Status measureHostShare(chorus::Communicator& comm, HostShare* out) {
   // The host id Chorus's topology uses (host name and boot id), hashed to a fixed size.
-  const uint64_t mine = std::hash<std::string>{}(chorus::topo::defaultHostId());
+  const uint64_t mine = chorus::fnv1a(chorus::topo::defaultHostId());
   std::vector<uint64_t> all(size_t(comm.size()));
   CHORUS_RETURN_IF_ERROR(comm.allGather(&mine, all.data(), 1, chorus::DataType::Uint64)
                              .withContext("counting the ranks on each machine"));
