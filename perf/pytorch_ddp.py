@@ -3,7 +3,7 @@
 
 Same data (Debian's dataset-fashion-mnist IDX files), same model (784-512-256-10 MLP, ReLU,
 softmax cross-entropy, nn.Linear's default init), same optimiser (SGD, momentum, no weight
-decay), same global batch split into contiguous per-rank shares. Launch the usual way:
+decay, the rate decaying along a cosine over the run), same global batch split into contiguous per-rank shares. Launch the usual way:
     torchrun --standalone --nproc_per_node 2 perf/pytorch_ddp.py --epochs 3
     PYTHONPATH=build/python torchrun ... perf/pytorch_ddp.py --backend chorus
 Prints one line per epoch (rank 0) and, with --json PATH, the same as JSON.
@@ -12,6 +12,7 @@ tests/torch/ddp_test.py imports load() and make_model() from here.
 import argparse
 import gzip
 import json
+import math
 import os
 import time
 
@@ -56,6 +57,7 @@ def main():
     p.add_argument("--batch", type=int, default=128, help="global batch")
     p.add_argument("--lr", type=float, default=0.05)
     p.add_argument("--momentum", type=float, default=0.9)
+    p.add_argument("--lr-schedule", default="cosine", choices=["cosine", "constant"])
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--train-limit", type=int, default=0)
     p.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
@@ -82,6 +84,11 @@ def main():
     model = make_model()
     net = nn.parallel.DistributedDataParallel(model) if distributed else model
     opt = torch.optim.SGD(net.parameters(), lr=a.lr, momentum=a.momentum)
+    # chorus-train's schedule (examples/train/sgd.h): step s of S at lr (1 + cos(pi s / S)) / 2.
+    run_steps = a.epochs * ((len(xtr) + a.batch - 1) // a.batch)
+    decay = (lambda s: 0.5 * (1 + math.cos(math.pi * min(s, run_steps) / run_steps))) \
+        if a.lr_schedule == "cosine" else (lambda s: 1.0)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, decay)
 
     epochs = []
     for epoch in range(1, a.epochs + 1):
@@ -98,6 +105,7 @@ def main():
             loss = F.cross_entropy(net(xtr[share]), ytr[share])
             loss.backward()  # DDP averages the gradients across ranks, bucket by bucket
             opt.step()
+            sched.step()
             loss_sum += loss.item() * gb
             seen += gb
         wall = time.perf_counter() - t0

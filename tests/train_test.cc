@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "harness/train_job.h"
+#include "sgd.h"
 
 namespace chorus::test {
 namespace {
@@ -35,6 +36,36 @@ TEST_F(TrainTest, RanksReproduceSingleProcessLossForFiftySteps) {
   job.insert(job.end(), {"--lr", "0.0505"});
   ASSERT_EQ(train(1, job).code, 0);
   EXPECT_GT(maxLossGap(ref, readMetrics(path("lr.json"))), 100 * kLossTolerance);
+}
+
+// The default schedule starts at --lr, halves it midway and ends near 0; "constant" keeps it.
+TEST(TrainSchedule, CosineDecaysFromTheRateToZeroOverTheRun) {
+  EXPECT_FLOAT_EQ(train::scheduledLearningRate("cosine", 0.05f, 0, 1000), 0.05f);
+  EXPECT_FLOAT_EQ(train::scheduledLearningRate("cosine", 0.05f, 500, 1000), 0.025f);
+  // The last step: 0.025 (1 - cos(pi / 1000)) = 1.2e-7.
+  EXPECT_NEAR(train::scheduledLearningRate("cosine", 0.05f, 999, 1000), 0.0f, 2e-7);
+  EXPECT_FLOAT_EQ(train::scheduledLearningRate("cosine", 0.05f, 5000, 1000), 0.0f);
+  float previous = 1;
+  for (uint64_t s = 0; s < 1000; ++s) {
+    const float lr = train::scheduledLearningRate("cosine", 0.05f, s, 1000);
+    EXPECT_LE(lr, previous) << "step " << s;
+    previous = lr;
+  }
+  EXPECT_FLOAT_EQ(train::scheduledLearningRate("constant", 0.05f, 999, 1000), 0.05f);
+}
+
+// The schedule changes training (the loss after the first steps), not its first step.
+TEST_F(TrainTest, ConstantScheduleTrainsDifferentlyFromTheDefault) {
+  std::vector<std::string> cosine = smallJob(path("cosine.json"));
+  std::vector<std::string> constant = smallJob(path("constant.json"));
+  constant.insert(constant.end(), {"--lr-schedule", "constant"});
+  ASSERT_EQ(train(1, cosine).code, 0);
+  ASSERT_EQ(train(1, constant).code, 0);
+  const Metrics a = readMetrics(path("cosine.json")), b = readMetrics(path("constant.json"));
+  ASSERT_EQ(a.stepLoss.size(), b.stepLoss.size());
+  EXPECT_EQ(a.stepLoss.at(0), b.stepLoss.at(0));
+  EXPECT_EQ(a.stepLoss.at(1), b.stepLoss.at(1));
+  EXPECT_GT(maxLossGap(a, b), 100 * kLossTolerance);
 }
 
 // --shard-optimizer: buckets reduce-scattered, each rank steps its shard, parameters allgathered.
@@ -142,8 +173,10 @@ TEST_F(TrainTest, ResumeMatchesUninterruptedTraining) {
   };
   JobResult straight = train(2, job("2", path("straight.json")));
   ASSERT_EQ(straight.code, 0) << straight.output;
-  std::vector<std::string> first = job("1", path("first.json"));
-  first.insert(first.end(), {"--checkpoint", path("ck")});
+  // The same job interrupted after its first epoch (20 steps of 32 of 640 images), so that it
+  // has followed the same learning-rate schedule, which spans both epochs.
+  std::vector<std::string> first = job("2", path("first.json"));
+  first.insert(first.end(), {"--checkpoint", path("ck"), "--max-steps", "20"});
   ASSERT_EQ(train(2, first).code, 0);
   std::vector<std::string> second = job("2", path("resumed.json"));
   second.insert(second.end(), {"--resume", path("ck")});

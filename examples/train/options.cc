@@ -37,10 +37,14 @@ int parseOptions(int argc, char** argv, Options* o) {
                  "momentum, its gradients allreduced by Chorus while backward runs, or the model "
                  "spread over the ranks by another strategy (docs/trainer.md).");
   CLI::App& app = tool.app();
-  cli::integer(app, "--epochs", &o->epochs, 1, kMaxInt, "epochs in all, counting resumed ones");
+  cli::integer(app, "--epochs", &o->epochs, 1, kMaxInt,
+               "epochs in all, counting resumed ones (the learning-rate schedule spans them)");
   cli::integer(app, "--batch", &o->batch, 1, kMaxInt, "global batch, split across the ranks");
   cli::real(app, "--lr", &o->lr, 0, 1e9, "SGD learning rate");
   cli::real(app, "--momentum", &o->momentum, 0, 1e9, "SGD momentum");
+  cli::choice(
+      app, "--lr-schedule", &o->lrSchedule, {"cosine", "constant"},
+      "cosine: the rate decays from --lr to 0 over the --epochs; constant: --lr throughout");
   cli::integer(app, "--seed", &o->seed, 0, INT64_MAX, "initialisation and shuffling seed");
   cli::checked(
       app, "--hidden",

@@ -1,5 +1,6 @@
 // Command line of chorus-train. Every option has a default that trains the demo job
-// (784-512-256-10 MLP on Fashion-MNIST, 3 epochs, global batch 128, SGD lr 0.05 momentum 0.9).
+// (784-512-256-10 MLP on Fashion-MNIST, 3 epochs, global batch 128, SGD lr 0.05 momentum 0.9,
+// the rate decaying along a cosine over the run).
 #pragma once
 
 #include <cstdint>
@@ -16,6 +17,7 @@ struct Options {
   int batch = 128;  // global: the ranks split every batch between them
   float lr = 0.05f;
   float momentum = 0.9f;
+  std::string lrSchedule = "cosine";  // or "constant" (sgd.h)
   uint64_t seed = 1;
   int64_t trainLimit = 0;  // 0: every training image
   int64_t testLimit = 0;   // 0: every test image

@@ -4,14 +4,26 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
+#include <string>
 #include <vector>
 
 namespace train {
+
+// The learning rate of step `step` (counted from 0) of a run of `steps` steps. "constant":
+// `base` throughout. "cosine": `base` at the first step, decaying along half a cosine towards
+// 0 at the last, as PyTorch's CosineAnnealingLR with eta_min 0 and T_max = steps. The small
+// steps at the end let the model settle where a constant rate keeps it wandering: the test
+// accuracy of the last epoch then depends much less on the seed or on the order in which the
+// ranks' gradients were summed (docs/trainer.md).
+float scheduledLearningRate(const std::string& schedule, float base, uint64_t step, uint64_t steps);
 
 class Sgd {
  public:
   Sgd(size_t n, float lr, float momentum) : velocity_(n, 0.0f), lr_(lr), momentum_(momentum) {}
   void step(float* params, const float* grads, size_t begin, size_t end);
+  // For the steps that follow (the trainer sets it before each step from the schedule).
+  void setLearningRate(float lr) { lr_ = lr; }
   std::vector<float>& velocity() { return velocity_; }
 
  private:

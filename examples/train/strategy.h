@@ -27,6 +27,8 @@ class Strategy {
   // batch's mean loss, the same on every rank.
   virtual chorus::Status step(const Dataset& data, const uint32_t* batch, int globalBatch,
                               double* loss) = 0;
+  // The optimiser's rate for the steps that follow.
+  virtual void setLearningRate(float lr) = 0;
   // Accuracy over the whole test set, the same on every rank.
   virtual chorus::Status evaluate(const Dataset& test, double* accuracy) = 0;
   // Hash of the parameters this rank holds; checks that ranks holding the same ones agree.
@@ -57,6 +59,7 @@ class ModelSlice : public Strategy {
  public:
   // Ranks along the data dimension hold the same slices and must agree.
   chorus::Status checkReplicas(uint64_t step, uint64_t* hash) override;
+  void setLearningRate(float lr) override { sgd_->setLearningRate(lr); }
   size_t paramBytes() const override { return params_.size() * sizeof(float); }
   size_t optimizerBytes() const override { return params_.size() * sizeof(float); }
 

@@ -55,9 +55,9 @@ class StrategyTrainer {
     if (rank_ != 0) return Status::Ok();
     printf("chorus-train: %d rank(s), model", size_);
     for (int d : dims) printf(" %d", d);
-    printf(", %lld training / %lld test images, batch %d, lr %g, momentum %g\n",
+    printf(", %lld training / %lld test images, batch %d, lr %g (%s), momentum %g\n",
            (long long)train_.count, (long long)test_.count, o_.batch, double(o_.lr),
-           double(o_.momentum));
+           o_.lrSchedule.c_str(), double(o_.momentum));
     printf("BLAS kernels: %s\n", blasKernels().c_str());
     printf("strategy %s\nparameters + optimiser state per rank:", s_->layout().c_str());
     for (int r = 0; r < size_; ++r)
@@ -73,7 +73,8 @@ class StrategyTrainer {
   Status trainEpoch(int epoch, EpochRecord* rec) {
     CHORUS_RETURN_IF_ERROR(runEpoch(
         o_, rank_, ct_.get(), train_, epoch, &step_, &stepLoss_, &stopped_,
-        [&](const uint32_t* batch, int gb, double* loss) {
+        [&](const uint32_t* batch, int gb, float lr, double* loss) {
+          s_->setLearningRate(lr);
           return s_->step(train_, batch, gb, loss);
         },
         [&](uint64_t steps) {

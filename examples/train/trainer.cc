@@ -166,7 +166,8 @@ Status Trainer::trainEpoch(int epoch, EpochRecord* rec, bool* stopped) {
   double waitSec = 0;
   CHORUS_RETURN_IF_ERROR(runEpoch(
       o_, rank_, ct_.get(), train_, epoch, &state_.step, &state_.stepLoss, stopped,
-      [&](const uint32_t* batch, int gb, double* loss) {
+      [&](const uint32_t* batch, int gb, float lr, double* loss) {
+        sgd_.setLearningRate(lr);
         CHORUS_RETURN_IF_ERROR(step(batch, gb, loss, &waitSec));
         if (state_.step == 0 && rank_ == o_.debugPerturbRank) state_.params[0] += 1e-3f;
         return Status::Ok();
@@ -238,9 +239,10 @@ Status Trainer::run() {
     for (int d : mlp_.dims()) printf(" %d", d);
     printf(
         " (%zu parameters, %zu bucket(s)%s), %lld training / %lld test images, batch %d, "
-        "lr %g, momentum %g\n",
+        "lr %g (%s), momentum %g\n",
         mlp_.paramCount(), sync_.bucketCount(), overlapNote().c_str(), (long long)train_.count,
-        (long long)test_.count, o_.batch, double(o_.lr), double(o_.momentum));
+        (long long)test_.count, o_.batch, double(o_.lr), o_.lrSchedule.c_str(),
+        double(o_.momentum));
     printf("BLAS kernels: %s\n", blasKernels().c_str());
     fflush(stdout);
   }
@@ -263,10 +265,12 @@ Status Trainer::run() {
 
 Status runEpoch(const Options& o, int rank, CommThread* ct, const Dataset& train, int epoch,
                 uint64_t* steps, std::vector<float>* stepLoss, bool* stopped,
-                const std::function<Status(const uint32_t*, int, double*)>& step,
+                const std::function<Status(const uint32_t*, int, float, double*)>& step,
                 const std::function<Status(uint64_t)>& check, EpochRecord* rec) {
   const std::vector<uint32_t> order = epochOrder(o.seed, epoch, train.count);
   const int64_t batches = (train.count + o.batch - 1) / o.batch;
+  // The schedule spans every epoch asked for, a resumed run's included; --max-steps only stops.
+  const uint64_t runSteps = uint64_t(o.epochs) * uint64_t(batches);
   Progress bar(rank == 0 && !o.quiet, o.strategy, epoch, batches);
   const int64_t t0 = chorus::nowNs();
   if (ct) ct->takeBusySeconds();
@@ -279,9 +283,10 @@ Status runEpoch(const Options& o, int rank, CommThread* ct, const Dataset& train
     }
     const int64_t first = s * o.batch;
     const int gb = int(std::min<int64_t>(o.batch, train.count - first));
+    const float lr = scheduledLearningRate(o.lrSchedule, o.lr, *steps, runSteps);
     double loss = 0;
     CHORUS_RETURN_IF_ERROR(
-        step(order.data() + first, gb, &loss)
+        step(order.data() + first, gb, lr, &loss)
             .withContext("epoch " + std::to_string(epoch) + " step " + std::to_string(s + 1)));
     ++*steps;
     stepLoss->push_back(float(loss));

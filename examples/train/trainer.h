@@ -19,11 +19,12 @@ namespace train {
 // until --max-steps (then *stopped), counting the steps and keeping their losses, checking the
 // replicas every --check-every steps, with rank 0's progress bar. Fills rec's epoch, wall time,
 // loss, samples per second and commS (the communication thread's busy time).
-chorus::Status runEpoch(
-    const Options& o, int rank, CommThread* ct, const Dataset& train, int epoch, uint64_t* steps,
-    std::vector<float>* stepLoss, bool* stopped,
-    const std::function<chorus::Status(const uint32_t* batch, int globalBatch, double* loss)>& step,
-    const std::function<chorus::Status(uint64_t steps)>& check, EpochRecord* rec);
+chorus::Status runEpoch(const Options& o, int rank, CommThread* ct, const Dataset& train, int epoch,
+                        uint64_t* steps, std::vector<float>* stepLoss, bool* stopped,
+                        const std::function<chorus::Status(const uint32_t* batch, int globalBatch,
+                                                           float lr, double* loss)>& step,
+                        const std::function<chorus::Status(uint64_t steps)>& check,
+                        EpochRecord* rec);
 
 chorus::Status runTraining(const Options& o, chorus::Communicator* comm, const Dataset& trainSet,
                            const Dataset& testSet);

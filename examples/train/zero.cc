@@ -37,6 +37,8 @@ class Zero : public Strategy {
     mlp_.init(params_.data(), o.seed);
   }
 
+  void setLearningRate(float lr) override { sgd_.setLearningRate(lr); }
+
   Status step(const Dataset& data, const uint32_t* batch, int globalBatch, double* loss) override {
     const Share s = shareOf(globalBatch, rank_, size_);
     x_.resize(size_t(std::max(s.n, 1)) * size_t(data.pixels));
