@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # chorus-train's strategies against PyTorch DDP (gloo, CPU) on the same job: Fashion-MNIST, MLP
-# 784-512-256-10, SGD lr 0.05 momentum 0.9, global batch 128, one BLAS thread per rank, on
+# 784-512-256-10, SGD lr 0.05 (cosine decay) momentum 0.9, global batch 128, one BLAS thread per rank, on
 # the same machine in one run. For every rank count it runs each strategy (ddp with and
 # without overlap, zero, tensor, pipeline, and on 4+ ranks the two hybrids) and PyTorch DDP,
 # ROUNDS times in alternation, and prints per configuration: test accuracy per epoch (the
