@@ -62,6 +62,17 @@ std::string formatEpoch(const EpochRecord& r, int epochs) {
   return buf;
 }
 
+namespace {
+
+// A float as the decimal it was given as (0.05, not the double 0.05000000074505806).
+double asDecimal(float x) {
+  char buf[32];
+  snprintf(buf, sizeof buf, "%.7g", double(x));
+  return strtod(buf, nullptr);
+}
+
+}  // namespace
+
 chorus::Status writeMetricsJson(const std::string& path, const RunInfo& info,
                                 const std::vector<EpochRecord>& history,
                                 const std::vector<float>& stepLoss) {
@@ -80,6 +91,8 @@ chorus::Status writeMetricsJson(const std::string& path, const RunInfo& info,
                                     {"optimizer_bytes", info.optimizerBytes},
                                     {"ranks", info.ranks},
                                     {"batch", info.batch},
+                                    {"lr", asDecimal(info.lr)},
+                                    {"lr_schedule", info.lrSchedule},
                                     {"overlap", info.overlap},
                                     {"buckets", info.buckets},
                                     {"epochs", epochs},

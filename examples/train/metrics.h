@@ -27,6 +27,8 @@ struct RunInfo {
   size_t buckets = 0;
   std::string paramHash;  // hex, identical on every rank holding the same parameters
   size_t paramBytes = 0, optimizerBytes = 0;  // held by the rank writing the file
+  float lr = 0;                               // --lr, the schedule's starting rate
+  std::string lrSchedule;                     // --lr-schedule
 };
 
 class Progress {

@@ -92,7 +92,8 @@ class StrategyTrainer {
     uint64_t hash = 0;
     CHORUS_RETURN_IF_ERROR(s_->checkReplicas(step_, &hash));
     RunInfo info{o_.strategy, size_,         o_.batch,         false,
-                 0,           hexHash(hash), s_->paramBytes(), s_->optimizerBytes()};
+                 0,           hexHash(hash), s_->paramBytes(), s_->optimizerBytes(),
+                 o_.lr,       o_.lrSchedule};
     CHORUS_RETURN_IF_ERROR(writeRunFiles(o_.metrics, o_.plot, rank_, info, history_, stepLoss_,
                                          (train_.count + o_.batch - 1) / o_.batch));
     if (rank_ != 0) return Status::Ok();

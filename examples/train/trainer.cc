@@ -206,7 +206,8 @@ Status Trainer::finishRun() {
   uint64_t hash;
   CHORUS_RETURN_IF_ERROR(checkReplicasAgree(ct_.get(), size_, state_.params, state_.step, &hash));
   const size_t bytes = mlp_.paramCount() * sizeof(float);  // parameters, and as much momentum
-  RunInfo info{"ddp", size_, o_.batch, overlap_, sync_.bucketCount(), hexHash(hash), bytes, bytes};
+  RunInfo info{"ddp",         size_, o_.batch, overlap_, sync_.bucketCount(),
+               hexHash(hash), bytes, bytes,    o_.lr,    o_.lrSchedule};
   CHORUS_RETURN_IF_ERROR(writeRunFiles(o_.metrics, o_.plot, rank_, info, state_.history,
                                        state_.stepLoss, (train_.count + o_.batch - 1) / o_.batch));
   if (!lead()) return Status::Ok();
