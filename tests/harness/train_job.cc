@@ -78,6 +78,7 @@ Metrics readMetrics(const std::string& path) {
   m.hash = j.value("param_hash", "");
   m.paramBytes = j.value("param_bytes", 0.0);
   m.optimizerBytes = j.value("optimizer_bytes", 0.0);
+  m.lrSchedule = j.value("lr_schedule", "");
   return m;
 }
 

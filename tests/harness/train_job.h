@@ -27,6 +27,7 @@ struct Metrics {
   std::vector<double> stepLoss, accuracy;
   std::string hash;
   double paramBytes = 0, optimizerBytes = 0;
+  std::string lrSchedule;
 };
 Metrics readMetrics(const std::string& path);
 double maxLossGap(const Metrics& a, const Metrics& b);
